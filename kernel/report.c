@@ -1,0 +1,304 @@
+/* report.c - the run record and the machine-description records, each with a human-readable table. */
+#include "kernel/report.h"
+#include "kernel/kalloc.h"
+#include "kernel/kernel.h"
+#include "kernel/out.h"
+#include "kernel/paging.h"
+
+static const char *cache_type_name(uint8_t t)
+{
+    switch (t) {
+    case CPU_CACHE_DATA: return "data";
+    case CPU_CACHE_INSTRUCTION: return "instruction";
+    case CPU_CACHE_UNIFIED: return "unified";
+    }
+    return "unknown";
+}
+
+void report_caches_json(struct json *j)
+{
+    json_arr_begin(j);
+    for (uint32_t i = 0; i < K.cpu.n_caches; i++) {
+        const struct cpu_cache *c = &K.cpu.caches[i];
+        json_obj_begin(j);
+        json_kv_uint(j, "level", c->level);
+        json_kv_str(j, "type", cache_type_name(c->type));
+        json_kv_uint(j, "bytes", c->bytes);
+        json_kv_uint(j, "ways", c->ways);
+        json_kv_uint(j, "line", c->line);
+        json_kv_uint(j, "sets", c->sets);
+        json_kv_uint(j, "shared_by", c->shared_by);
+        json_obj_end(j);
+    }
+    json_arr_end(j);
+}
+
+static void cpu_identity_json(struct json *j)
+{
+    json_obj_begin(j);
+    json_kv_str(j, "vendor", K.cpu.vendor_str);
+    json_kv_uint(j, "family", K.cpu.family);
+    json_kv_uint(j, "model", K.cpu.model);
+    json_kv_uint(j, "stepping", K.cpu.stepping);
+    json_kv_hex(j, "signature", K.cpu.signature);
+    json_kv_str(j, "brand", K.cpu.brand);
+    json_kv_str(j, "uarch", K.cpu.uarch);
+    json_kv_str(j, "hypervisor", K.cpu.hv_vendor);
+    json_obj_end(j);
+}
+
+void report_run(void)
+{
+    struct json *j = rec_begin("run");
+    json_kv_str(j, "version", PMB_VERSION);
+    json_kv_str(j, "git", PMB_GITREV);
+    json_key(j, "cpu");
+    cpu_identity_json(j);
+    json_kv_uint(j, "tsc_hz", K.time.tsc_hz);
+    json_kv_str(j, "tsc_method", K.time.tsc_method);
+    json_kv_uint(j, "tsc_measured_hz", K.time.measured_tsc_hz);
+    json_kv_str(j, "tsc_measured_ref", K.time.measured_ref);
+    json_kv_double(j, "tsc_spread", K.time.spread);
+    json_kv_bool(j, "invariant_tsc", K.time.invariant_tsc);
+    json_kv_double(j, "core_tsc_ratio", K.time.core_tsc_ratio);
+    json_kv_str(j, "core_tsc_method", K.time.core_tsc_method);
+    json_kv_uint(j, "memory_bytes", K.memory_bytes);
+    json_kv_uint(j, "cpus", K.cpus);
+    json_kv_uint(j, "cpus_madt", K.cpus_madt);
+    json_kv_str(j, "cpus_note", K.cpus_note);
+    json_kv_uint(j, "numa_nodes", K.acpi_ok ? K.acpi->numa_nodes : 1);
+    json_key(j, "caches");
+    report_caches_json(j);
+    json_key(j, "pmu");
+    report_pmu_json(j);
+    json_kv_str(j, "profile", K.profile == PROFILE_QUICK ? "quick" : "full");
+    json_kv_str(j, "profile_why", K.profile_why);
+    json_key(j, "config");
+    if (K.cfg_error) {
+        json_obj_begin(j);
+        json_kv_str(j, "error", K.cfg_err);
+        json_obj_end(j);
+    } else {
+        config_to_json(&K.cfg, j);
+    }
+    json_key(j, "firmware");
+    json_obj_begin(j);
+    json_kv_str(j, "vendor", K.bi->fw_vendor);
+    json_kv_hex(j, "revision", K.bi->fw_revision);
+    json_kv_uint(j, "exit_boot_services_retries", K.bi->exit_retries);
+    json_kv_bool(j, "config_file", K.bi->cfg_status == 0);
+    json_kv_str(j, "load_options", K.bi->args);
+    json_obj_end(j);
+    json_key(j, "serial");
+    json_obj_begin(j);
+    json_kv_str(j, "source", K.serial_source);
+    json_kv_str(j, "kind", K.serial.mmio ? "mmio" : "io");
+    json_kv_hex(j, "base", K.serial.base);
+    json_kv_uint(j, "baud", K.serial.baud);
+    json_obj_end(j);
+    rec_end();
+
+    kprintf("\nCPU      %s %s (family 0x%x model 0x%x stepping %u) \"%s\"%s%s\n", K.cpu.vendor_str, K.cpu.uarch,
+            K.cpu.family, K.cpu.model, K.cpu.stepping, K.cpu.brand, K.cpu.hv_vendor[0] ? " under " : "",
+            K.cpu.hv_vendor);
+    kprintf("TSC      %.6f GHz via %s (reference %s: %.6f GHz, spread %.2e over %u runs), invariant %s\n",
+            (double)K.time.tsc_hz * 1e-9, K.time.tsc_method, K.time.measured_ref,
+            (double)K.time.measured_tsc_hz * 1e-9, K.time.spread, K.time.runs, K.time.invariant_tsc ? "yes" : "no");
+    kprintf("Clock    core/TSC ratio %.3f via %s\n", K.time.core_tsc_ratio, K.time.core_tsc_method);
+    kprintf("Memory   %lu MiB usable, %u NUMA node(s)\n", K.memory_bytes >> 20, K.acpi_ok ? K.acpi->numa_nodes : 1);
+    kprintf("CPUs     %u running (MADT lists %u enabled)\n", K.cpus, K.cpus_madt);
+    kprintf("Profile  %s (%s)\n", K.profile == PROFILE_QUICK ? "quick" : "full", K.profile_why);
+}
+
+static void report_cpu(void)
+{
+    struct json *j = rec_begin("cpu");
+    json_key(j, "identity");
+    cpu_identity_json(j);
+    json_kv_uint(j, "max_basic_leaf", K.cpu.max_basic);
+    json_kv_hex(j, "max_ext_leaf", K.cpu.max_ext);
+    json_kv_uint(j, "phys_addr_bits", K.cpu.phys_addr_bits);
+    json_kv_str(j, "cache_source", K.cpu.cache_source);
+    json_key(j, "features");
+    json_arr_begin(j);
+    const struct cpu_features *f = &K.cpu.feat;
+    const struct {
+        const char *n;
+        bool v;
+    } fl[] = {
+        {"sse2", f->sse2}, {"sse4_2", f->sse4_2}, {"avx", f->avx}, {"avx2", f->avx2}, {"avx512f", f->avx512f},
+        {"xsave", f->xsave}, {"x2apic", f->x2apic}, {"pdpe1gb", f->pdpe1gb}, {"invariant_tsc", f->invariant_tsc},
+        {"aperfmperf", f->aperfmperf}, {"pdcm", f->pdcm}, {"ds", f->ds}, {"dtes64", f->dtes64},
+        {"rdtscp", f->rdtscp}, {"hypervisor", f->hypervisor}, {"perfctr_core", f->perfctr_core},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(fl); i++)
+        if (fl[i].v)
+            json_str(j, fl[i].n);
+    json_arr_end(j);
+    json_kv_hex(j, "xcr0", K.xcr0);
+    json_kv_uint(j, "tsc_hz_cpuid", K.cpu.tsc_hz);
+    json_kv_str(j, "tsc_hz_cpuid_source", K.cpu.tsc_hz_source);
+    json_key(j, "tsc_runs_hz");
+    json_arr_begin(j);
+    for (uint32_t i = 0; i < K.time.runs; i++)
+        json_double(j, K.time.run_hz[i]);
+    json_arr_end(j);
+    json_kv_double(j, "tsc_window_ms", K.time.window_ms);
+    json_kv_double(j, "core_ratio_spread", K.time.core_ratio_spread);
+    json_key(j, "caches");
+    report_caches_json(j);
+    rec_end();
+
+    kprintf("\nCaches (%s)\n  level type         size KiB  ways  line  sets  shared by\n", K.cpu.cache_source);
+    for (uint32_t i = 0; i < K.cpu.n_caches; i++) {
+        const struct cpu_cache *c = &K.cpu.caches[i];
+        kprintf("  L%-4u %-12s %8lu  %4u  %4u  %4u  %u\n", c->level, cache_type_name(c->type), c->bytes >> 10,
+                c->ways, c->line, c->sets, c->shared_by);
+    }
+}
+
+static void report_topology(void)
+{
+    struct json *j = rec_begin("topology");
+    json_kv_str(j, "source", K.cpu.topo.source);
+    json_kv_uint(j, "smt_bits", K.cpu.topo.smt_bits);
+    json_kv_uint(j, "core_bits", K.cpu.topo.core_bits);
+    json_kv_uint(j, "threads_per_core", K.cpu.topo.threads_per_core);
+    json_kv_uint(j, "cores_per_package", K.cpu.topo.cores_per_package);
+    json_kv_uint(j, "bsp_apic_id", K.apic.bsp_id);
+    json_kv_str(j, "apic_mode", !K.apic.present ? "none" : K.apic.x2apic ? "x2apic" : "xapic");
+    json_key(j, "cpus");
+    json_arr_begin(j);
+    kprintf("\nTopology (%s): %u thread(s)/core, %u core(s)/package\n  apic_id  package core smt node enabled\n",
+            K.cpu.topo.source, K.cpu.topo.threads_per_core, K.cpu.topo.cores_per_package);
+    for (uint32_t i = 0; K.acpi_ok && i < K.acpi->cpu_count; i++) {
+        const struct acpi_cpu *c = &K.acpi->cpus[i];
+        uint32_t pkg, core, smt;
+        cpu_topology_split(&K.cpu, c->apic_id, &pkg, &core, &smt);
+        json_obj_begin(j);
+        json_kv_uint(j, "apic_id", c->apic_id);
+        json_kv_uint(j, "package", pkg);
+        json_kv_uint(j, "core", core);
+        json_kv_uint(j, "smt", smt);
+        json_kv_int(j, "node", c->node);
+        json_kv_bool(j, "enabled", c->enabled);
+        json_kv_bool(j, "x2apic_entry", c->x2apic);
+        json_obj_end(j);
+        kprintf("  %7u  %7u %4u %3u %4d %s\n", c->apic_id, pkg, core, smt, c->node, c->enabled ? "yes" : "no");
+    }
+    json_arr_end(j);
+    json_kv_uint(j, "numa_nodes", K.acpi_ok ? K.acpi->numa_nodes : 1);
+    json_kv_bool(j, "numa_from_srat", K.acpi_ok && K.acpi->numa_from_srat);
+    if (K.acpi_ok && K.acpi->slit_present) {
+        json_key(j, "slit");
+        json_arr_begin(j);
+        for (uint32_t a = 0; a < K.acpi->slit_localities; a++) {
+            json_arr_begin(j);
+            for (uint32_t b = 0; b < K.acpi->slit_localities; b++)
+                json_uint(j, K.acpi->slit[a][b]);
+            json_arr_end(j);
+        }
+        json_arr_end(j);
+    }
+    rec_end();
+}
+
+static void report_memory(void)
+{
+    const struct paging_stats *ps = paging_stats();
+    uint32_t nodes = K.acpi_ok ? K.acpi->numa_nodes : 1;
+    struct json *j = rec_begin("memory");
+    json_kv_uint(j, "usable_bytes", K.memory_bytes);
+    json_kv_uint(j, "free_bytes", pmm_free_bytes(K.pmm, -1));
+    json_kv_uint(j, "largest_free_2m", pmm_largest_free(K.pmm, -1, PAGE_2M));
+    json_key(j, "nodes");
+    json_arr_begin(j);
+    kprintf("\nMemory\n  node   total MiB    free MiB\n");
+    for (uint32_t n = 0; n < nodes; n++) {
+        json_obj_begin(j);
+        json_kv_uint(j, "node", n);
+        json_kv_uint(j, "bytes", pmm_total_bytes(K.pmm, (int)n));
+        json_kv_uint(j, "free_bytes", pmm_free_bytes(K.pmm, (int)n));
+        json_obj_end(j);
+        kprintf("  %4u  %10lu  %10lu\n", n, pmm_total_bytes(K.pmm, (int)n) >> 20, pmm_free_bytes(K.pmm, (int)n) >> 20);
+    }
+    json_arr_end(j);
+    json_kv_uint(j, "uefi_map_entries", K.bi->mmap_count);
+    json_key(j, "paging");
+    json_obj_begin(j);
+    json_kv_hex(j, "mapped_top", ps->mapped_top);
+    json_kv_uint(j, "default_page_bytes", ps->default_page);
+    json_kv_bool(j, "pages_1g_supported", ps->have_1g);
+    json_kv_uint(j, "pages_1g", ps->pages_1g);
+    json_kv_uint(j, "pages_2m", ps->pages_2m);
+    json_kv_uint(j, "pages_4k", ps->pages_4k);
+    json_kv_uint(j, "table_pages", ps->table_pages);
+    json_kv_hex(j, "pat", ps->pat);
+    json_obj_end(j);
+    json_kv_uint(j, "kernel_scratch_used", kalloc_used());
+    json_kv_hex(j, "trampoline", K.bi->trampoline);
+    rec_end();
+    kprintf("  paging: identity map to 0x%lx, default %lu KiB pages, PAT 0x%016lx\n", ps->mapped_top,
+            ps->default_page >> 10, ps->pat);
+}
+
+static void report_acpi(void)
+{
+    struct json *j = rec_begin("acpi");
+    json_kv_bool(j, "ok", K.acpi_ok);
+    json_kv_uint(j, "rsdp_revision", K.acpi->rsdp_revision);
+    json_kv_str(j, "root", K.acpi->root_is_xsdt ? "XSDT" : "RSDT");
+    json_key(j, "tables");
+    json_arr_begin(j);
+    for (uint32_t i = 0; i < K.acpi->table_count; i++) {
+        const struct acpi_table *t = &K.acpi->tables[i];
+        json_obj_begin(j);
+        json_kv_str(j, "sig", t->sig);
+        json_kv_hex(j, "phys", t->phys);
+        json_kv_uint(j, "length", t->length);
+        json_kv_bool(j, "checksum_ok", t->checksum_ok);
+        json_kv_bool(j, "parsed", t->parsed);
+        if (t->why)
+            json_kv_str(j, "problem", t->why);
+        json_obj_end(j);
+        if (!t->checksum_ok || t->why)
+            kprintf("ACPI: table %s at 0x%lx rejected: %s\n", t->sig, t->phys, t->why ? t->why : "bad checksum");
+    }
+    json_arr_end(j);
+    json_kv_bool(j, "pm_timer", K.acpi->fadt.pm_timer.address != 0);
+    json_kv_bool(j, "hpet", K.acpi->hpet.present);
+    json_kv_bool(j, "spcr", K.acpi->spcr.present);
+    json_kv_bool(j, "s5", K.acpi->s5_valid);
+    rec_end();
+}
+
+void report_machine(void)
+{
+    report_cpu();
+    report_topology();
+    report_memory();
+    if (K.acpi_ok)
+        report_acpi();
+}
+
+/* Capability summary from CPUID alone; pmu/ refines it per model when it drives the counters. */
+void report_pmu_json(struct json *j)
+{
+    const struct cpu_perfmon *p = &K.cpu.perf;
+    bool amd = K.cpu.vendor == CPU_VENDOR_AMD || K.cpu.vendor == CPU_VENDOR_HYGON;
+    json_obj_begin(j);
+    json_kv_str(j, "vendor", K.cpu.vendor_str);
+    json_kv_uint(j, "version", p->version);
+    json_kv_uint(j, "gp_counters", p->gp_counters);
+    json_kv_uint(j, "gp_width", p->gp_width);
+    json_kv_uint(j, "fixed_counters", p->fixed_counters);
+    json_kv_uint(j, "fixed_width", p->fixed_width);
+    if (amd || p->version > 0) {
+        json_kv_str(j, "status", "detected");
+    } else {
+        json_kv_str(j, "status", "unavailable");
+        json_kv_str(j, "reason", K.cpu.max_basic < 0xA ? "CPUID leaf 0xA is beyond the maximum basic leaf"
+                                                       : "CPUID leaf 0xA reports architectural perfmon version 0");
+    }
+    json_obj_end(j);
+}

@@ -1,0 +1,8 @@
+/* selftest.h - start-up checks of the platform itself (exception fixups), reported as a record. */
+#ifndef PMB_SELFTEST_H
+#define PMB_SELFTEST_H
+
+/* Runs faulting probes through the fixup table and emits a `selftest` record. Returns failures. */
+int selftest_fixups(void);
+
+#endif
