@@ -1,0 +1,81 @@
+/* config.h - run configuration from pmubench.cfg and UEFI load options (key=value; options win). */
+#ifndef PMB_CONFIG_H
+#define PMB_CONFIG_H
+
+#include "kernel/klib.h"
+#include "kernel/json.h"
+
+enum cfg_profile { PROFILE_AUTO, PROFILE_QUICK, PROFILE_FULL };
+enum cfg_finish { FINISH_SHUTDOWN, FINISH_REBOOT, FINISH_HALT };
+
+#define CFG_SERIAL_AUTO (-1) /* SPCR if the firmware has one, else COM1 (0x3F8) */
+#define CFG_SERIAL_NONE 0
+
+#define CFG_LINE_MAX 255 /* longest pmubench.cfg line, excluding the line end */
+
+struct config {
+    enum cfg_profile profile;
+    int serial_port; /* CFG_SERIAL_AUTO, CFG_SERIAL_NONE, else an I/O port */
+    uint32_t baud;
+    enum cfg_finish on_finish;
+    char bench[256];      /* comma list of [a-z0-9_]+, default "all" */
+    uint64_t max_bytes;   /* 0 = no cap */
+    bool trace_msr;
+    char pmu_assume[16];  /* "" or nhm|wsm|amd_fam10h|netburst */
+    char events[512];     /* free text, validated by the PMU code */
+    bool acpi_dump;
+    uint32_t max_cpus;    /* 0 = all */
+    uint64_t seed;
+    char serialize[8];    /* lfence|cpuid */
+    uint32_t time_budget_ms; /* per point, 0 = profile default */
+    uint32_t set_mask;    /* bit CFG_SET(key) per key given explicitly */
+};
+
+/* Key indices, in table order (also the set_mask bits). */
+enum cfg_key_id {
+    CFG_KEY_PROFILE,
+    CFG_KEY_SERIAL,
+    CFG_KEY_BAUD,
+    CFG_KEY_ON_FINISH,
+    CFG_KEY_BENCH,
+    CFG_KEY_MAX_BYTES,
+    CFG_KEY_TRACE_MSR,
+    CFG_KEY_PMU_ASSUME,
+    CFG_KEY_EVENTS,
+    CFG_KEY_ACPI_DUMP,
+    CFG_KEY_MAX_CPUS,
+    CFG_KEY_SEED,
+    CFG_KEY_SERIALIZE,
+    CFG_KEY_TIME_BUDGET_MS,
+    CFG_KEY_COUNT
+};
+#define CFG_SET(id) (1u << (id))
+
+void config_defaults(struct config *c);
+
+/*
+ * Parses pmubench.cfg text: `key = value` lines, '#' comments (a whole line, or after whitespace),
+ * LF/CRLF/CR line ends, an optional UTF-8 BOM, optional "double quotes" around a value; a repeated
+ * key: the last one wins. On error returns -1, leaves *c untouched and writes one line
+ * "<origin>:<line>: <what>" to err; on success returns 0.
+ */
+int config_parse_file(struct config *c, const char *text, size_t len, const char *origin, char *err,
+                      size_t errlen);
+
+/*
+ * Parses load options: whitespace-separated key=value tokens, "double quotes" anywhere in a token
+ * to keep spaces. A first token without '=' is the image path and is skipped. Same error
+ * convention ("<origin>: <what>").
+ */
+int config_parse_args(struct config *c, const char *args, const char *origin, char *err,
+                      size_t errlen);
+
+/* Writes an object with every key's effective value, in the syntax the parser accepts. */
+void config_to_json(const struct config *c, struct json *j);
+
+/* Key i's one-line help, with its name and accepted values; NULL once i >= CFG_KEY_COUNT. */
+const char *config_key_help(size_t i, const char **name, const char **values);
+/* Key i's default, as the text config_defaults parses; NULL once i >= CFG_KEY_COUNT. */
+const char *config_key_default(size_t i);
+
+#endif

@@ -1,0 +1,2 @@
+UNIT_TESTS += test_pmm
+test_pmm_SRCS := tests/unit/test_pmm.c kernel/pmm.c
