@@ -28,6 +28,7 @@ struct config {
     uint64_t seed;
     char serialize[8];    /* lfence|cpuid */
     uint32_t time_budget_ms; /* per point, 0 = profile default */
+    char crash_test[8];   /* none|ud|gp|pf|nested: fault on purpose to test crash reports */
     uint32_t set_mask;    /* bit CFG_SET(key) per key given explicitly */
 };
 
@@ -47,6 +48,7 @@ enum cfg_key_id {
     CFG_KEY_SEED,
     CFG_KEY_SERIALIZE,
     CFG_KEY_TIME_BUDGET_MS,
+    CFG_KEY_CRASH_TEST,
     CFG_KEY_COUNT
 };
 #define CFG_SET(id) (1u << (id))

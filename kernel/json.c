@@ -180,7 +180,14 @@ void json_double(struct json *j, double v)
         return;
     }
     char t[FMT_DOUBLE_SHORTEST_MAX];
-    int n = fmt_double_shortest(t, sizeof(t), v);
+    int n;
+    /* Integral values print as integers ("60", not "6e+01"): exact below 2^53, easier to read. */
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    if (v > -9007199254740992.0 && v < 9007199254740992.0 && v == (double)(int64_t)v && bits != (1ULL << 63))
+        n = fmt_snprintf(t, sizeof(t), "%lld", (long long)v);
+    else
+        n = fmt_double_shortest(t, sizeof(t), v);
     before_value(j);
     put(j, t, (size_t)n);
 }

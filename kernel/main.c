@@ -192,6 +192,25 @@ static void calibrate_time(void)
     time_core_ratio(&K.time, K.cpu.feat.aperfmperf);
 }
 
+/* crash_test=KIND: fault on purpose so tests can check the crash report and the `crashed` end. */
+static void crash_test(const char *kind)
+{
+    if (!kind[0])
+        return;
+    kprintf("crash_test=%s: faulting on purpose\n", kind);
+    volatile uint64_t *p = (volatile uint64_t *)(uintptr_t)0x8000000000000000ULL; /* non-canonical */
+    if (!strcmp(kind, "ud"))
+        __asm__ volatile("ud2");
+    if (!strcmp(kind, "pf")) {
+        uint64_t null_page = 8;
+        __asm__ volatile("" : "+r"(null_page)); /* hide the constant: the access must happen */
+        p = (volatile uint64_t *)(uintptr_t)null_page;
+    }
+    if (!strcmp(kind, "nested"))
+        panic_inject_nested_fault();
+    (void)*p;
+}
+
 static NORETURN void finish(enum run_status s)
 {
     kprintf("pmubench: run %s after %.3f s\n", run_status_name(s),
@@ -269,6 +288,7 @@ void kernel_main(struct boot_info *bi)
     }
     report_machine();
     selftest_fixups();
+    crash_test(K.cfg.crash_test);
     bench_run_selected();
     finish(RUN_OK);
 }

@@ -9,6 +9,9 @@
 #include "kernel/power.h"
 
 static volatile int depth;
+static bool inject_nested;
+
+void panic_inject_nested_fault(void) { inject_nested = true; }
 static uint32_t (*cpu_id_fn)(void);
 
 void panic_set_cpu_id_fn(uint32_t (*fn)(void)) { cpu_id_fn = fn; }
@@ -56,6 +59,11 @@ static void nested(void)
 void panic_exception(struct irq_frame *f)
 {
     nested();
+    if (inject_nested) {
+        /* crash_test=nested: fault inside the report to prove it cannot recurse. */
+        volatile uint64_t *bad = (volatile uint64_t *)(uintptr_t)0x8000000000000000ULL;
+        (void)*bad;
+    }
     uint32_t cpu = cpu_id_fn ? cpu_id_fn() : 0;
     kprintf("\n!!! CPU exception %lu (%s) on APIC ID %u, error code 0x%lx\n", f->vector,
             exception_name((unsigned)f->vector), cpu, f->error);

@@ -272,6 +272,36 @@ static void report_acpi(void)
     rec_end();
 }
 
+/* acpi_dump=1: every table's raw bytes as hex, in chunks that fit a record, so host tests can use the
+ * tables of any machine as fixtures (scripts/capture_acpi.py reassembles them). */
+#define ACPI_DUMP_CHUNK 4096
+static void dump_acpi_tables(void)
+{
+    static const char hexd[] = "0123456789abcdef";
+    static char hex[ACPI_DUMP_CHUNK * 2 + 1];
+    for (uint32_t i = 0; i < K.acpi->table_count; i++) {
+        const struct acpi_table *t = &K.acpi->tables[i];
+        if (!t->checksum_ok || t->length == 0)
+            continue;
+        const uint8_t *p = (const uint8_t *)(uintptr_t)t->phys;
+        for (uint32_t off = 0; off < t->length; off += ACPI_DUMP_CHUNK) {
+            uint32_t n = MIN(ACPI_DUMP_CHUNK, t->length - off);
+            for (uint32_t k = 0; k < n; k++) {
+                hex[2 * k] = hexd[p[off + k] >> 4];
+                hex[2 * k + 1] = hexd[p[off + k] & 15];
+            }
+            hex[2 * n] = 0;
+            struct json *j = rec_begin("acpi_table");
+            json_kv_str(j, "sig", t->sig);
+            json_kv_hex(j, "phys", t->phys);
+            json_kv_uint(j, "length", t->length);
+            json_kv_uint(j, "offset", off);
+            json_kv_str(j, "hex", hex);
+            rec_end();
+        }
+    }
+}
+
 void report_machine(void)
 {
     report_cpu();
@@ -279,6 +309,8 @@ void report_machine(void)
     report_memory();
     if (K.acpi_ok)
         report_acpi();
+    if (K.acpi_ok && K.cfg.acpi_dump)
+        dump_acpi_tables();
 }
 
 /* Capability summary from CPUID alone; pmu/ refines it per model when it drives the counters. */
@@ -293,12 +325,17 @@ void report_pmu_json(struct json *j)
     json_kv_uint(j, "gp_width", p->gp_width);
     json_kv_uint(j, "fixed_counters", p->fixed_counters);
     json_kv_uint(j, "fixed_width", p->fixed_width);
-    if (amd || p->version > 0) {
-        json_kv_str(j, "status", "detected");
-    } else {
-        json_kv_str(j, "status", "unavailable");
-        json_kv_str(j, "reason", K.cpu.max_basic < 0xA ? "CPUID leaf 0xA is beyond the maximum basic leaf"
-                                                       : "CPUID leaf 0xA reports architectural perfmon version 0");
-    }
+    const char *reason = NULL;
+    if (K.cpu.is_qemu_tcg)
+        reason = "QEMU TCG emulates no performance counters (hypervisor TCGTCGTCGTCG)";
+    else if (amd && p->gp_counters == 0)
+        reason = "no AMD core performance counters enumerated";
+    else if (!amd && K.cpu.max_basic < 0xA)
+        reason = "CPUID leaf 0xA is beyond the maximum basic leaf";
+    else if (!amd && p->version == 0)
+        reason = "CPUID leaf 0xA reports architectural perfmon version 0";
+    json_kv_str(j, "status", reason ? "unavailable" : "detected");
+    if (reason)
+        json_kv_str(j, "reason", reason);
     json_obj_end(j);
 }

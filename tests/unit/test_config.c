@@ -92,7 +92,7 @@ static void test_defaults(void **state)
                         "\"on_finish\":\"shutdown\",\"bench\":\"all\",\"max_bytes\":0,"
                         "\"trace_msr\":false,\"pmu_assume\":\"none\",\"events\":\"\","
                         "\"acpi_dump\":false,\"max_cpus\":0,\"seed\":\"0x9e3779b97f4a7c15\","
-                        "\"serialize\":\"lfence\",\"time_budget_ms\":0}");
+                        "\"serialize\":\"lfence\",\"time_budget_ms\":0,\"crash_test\":\"none\"}");
 }
 
 static void test_key_help(void **state)
@@ -146,7 +146,8 @@ static void test_file_all_keys(void **state)
                        "max_cpus = 4096\n"
                        "seed = 0xDEADbeef12345678\n"
                        "serialize = cpuid\n"
-                       "time_budget_ms = 600000\n";
+                       "time_budget_ms = 600000\n"
+                       "crash_test = nested\n";
     assert_int_equal(parse_file(&c, text), 0);
     assert_int_equal(c.profile, PROFILE_QUICK);
     assert_int_equal(c.serial_port, 0x2F8);
@@ -162,6 +163,7 @@ static void test_file_all_keys(void **state)
     assert_int_equal(c.seed, 0xdeadbeef12345678ull);
     assert_string_equal(c.serialize, "cpuid");
     assert_int_equal(c.time_budget_ms, 600000);
+    assert_string_equal(c.crash_test, "nested");
     assert_int_equal(c.set_mask, (1u << CFG_KEY_COUNT) - 1);
 
     char buf[1024];
@@ -172,7 +174,7 @@ static void test_file_all_keys(void **state)
                         "\"max_bytes\":67108864,\"trace_msr\":true,\"pmu_assume\":\"amd_fam10h\","
                         "\"events\":\"INST_RETIRED.ANY,0x412e\",\"acpi_dump\":true,"
                         "\"max_cpus\":4096,\"seed\":\"0xdeadbeef12345678\","
-                        "\"serialize\":\"cpuid\",\"time_budget_ms\":600000}");
+                        "\"serialize\":\"cpuid\",\"time_budget_ms\":600000,\"crash_test\":\"nested\"}");
 }
 
 static void test_file_syntax(void **state)
