@@ -288,6 +288,7 @@ void kernel_main(struct boot_info *bi)
     }
     report_machine();
     selftest_fixups();
+    selftest_paging();
     crash_test(K.cfg.crash_test);
     bench_run_selected();
     finish(RUN_OK);

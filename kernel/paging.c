@@ -43,12 +43,39 @@ static uint64_t cache_bits(enum mem_cache c, bool big)
     return b;
 }
 
+/* Table pages freed by merges are reused before asking kalloc for more, so repeated remapping of the
+ * same buffer (4 KiB pages, then 2 MiB...) does not grow the scratch use. */
+static uint64_t *free_tables;
+static void count_leaf(uint64_t size, int delta);
+
 static uint64_t *new_table(void)
 {
-    uint64_t *t = kalloc(4096, 4096);
+    uint64_t *t = free_tables;
+    if (t) {
+        free_tables = (uint64_t *)(uintptr_t)t[0];
+        memset(t, 0, 4096);
+    } else {
+        t = kalloc(4096, 4096);
+    }
     if (t)
         st.table_pages++;
     return t;
+}
+
+/* Release a table that maps `size` bytes per entry, with everything below it. */
+static void release_table(uint64_t *t, uint64_t entry_size)
+{
+    for (int i = 0; i < 512; i++) {
+        if (!(t[i] & PTE_P))
+            continue;
+        if (entry_size > PAGE_4K && !(t[i] & PTE_PS))
+            release_table((uint64_t *)(uintptr_t)(t[i] & PTE_ADDR), entry_size / 512);
+        else
+            count_leaf(entry_size, -1);
+    }
+    t[0] = (uint64_t)(uintptr_t)free_tables;
+    free_tables = t;
+    st.table_pages--;
 }
 
 static void count_leaf(uint64_t size, int delta)
@@ -99,9 +126,10 @@ static int map_one(uint64_t addr, uint64_t size, enum mem_cache cache)
         if (level_size == size) {
             bool big = size != PAGE_4K;
             if (*e & PTE_P) {
-                if (!(*e & PTE_PS) && big)
-                    return -1; /* would orphan a finer table: callers map coarse first */
-                count_leaf(size, -1);
+                if (big && !(*e & PTE_PS))
+                    release_table((uint64_t *)(uintptr_t)(*e & PTE_ADDR), size / 512); /* merge */
+                else
+                    count_leaf(size, -1);
             }
             *e = addr | PTE_P | PTE_RW | (big ? PTE_PS : 0) | cache_bits(cache, big);
             count_leaf(size, 1);
@@ -123,8 +151,6 @@ int paging_map(uint64_t base, uint64_t len, uint64_t page_size, enum mem_cache c
     if ((base | len) & (page_size - 1))
         return -1;
     for (uint64_t a = base; a < base + len; a += page_size) {
-        /* Replacing a split region by a bigger leaf would leak its table; only allow it when the
-         * entry is absent or already a leaf. */
         if (map_one(a, page_size, cache) != 0)
             return -1;
     }
@@ -143,8 +169,6 @@ int paging_init(uint64_t top, bool have_1g)
         return -1;
     top = ALIGN_UP(top, st.default_page);
     st.mapped_top = top;
-    uint64_t *cur = pml4;
-    pml4 = cur;
     for (uint64_t a = 0; a < top; a += st.default_page) {
         if (map_one(a, st.default_page, CACHE_WB) != 0)
             return -1;

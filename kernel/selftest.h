@@ -4,5 +4,7 @@
 
 /* Runs faulting probes through the fixup table and emits a `selftest` record. Returns failures. */
 int selftest_fixups(void);
+/* Remaps a buffer with 4 KiB, 2 MiB and (if supported) 1 GiB pages and checks it; `selftest` record. */
+int selftest_paging(void);
 
 #endif

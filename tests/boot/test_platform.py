@@ -8,6 +8,12 @@ import pytest
 from conftest import USB_IMAGE, boot
 
 
+def selftest(b, name):
+    found = [r for r in b.run.by_type("selftest") if r["name"] == name]
+    assert len(found) == 1, f"selftest {name}: {len(found)} records"
+    return found[0]
+
+
 def assert_common(b, status="ok"):
     run = b.run.run
     assert b.run.records[0]["type"] == "run"
@@ -45,9 +51,9 @@ def test_nehalem_smp2_1g():
     assert 900 << 20 < run["memory_bytes"] <= 1 << 30
     levels = sorted((c["level"], c["type"]) for c in run["caches"])
     assert (1, "data") in levels and (3, "unified") in levels
-    for t in ("cpu", "topology", "memory", "acpi", "selftest"):
+    for t in ("cpu", "topology", "memory", "acpi"):
         b.one(t)
-    st = b.one("selftest")
+    st = selftest(b, "exception_fixup")
     assert st["status"] == "ok"
     checks = {c["name"]: c["status"] for c in st["checks"]}
     assert checks["noncanonical_load"] == "ok" and checks["null_page_load"] == "ok"
@@ -56,6 +62,9 @@ def test_nehalem_smp2_1g():
     mem = b.one("memory")
     assert mem["paging"]["pat"] == "0x407050600070106"
     assert mem["paging"]["pages_1g_supported"] is False  # Nehalem has no 1 GiB pages
+    pg = selftest(b, "paging")
+    assert pg["status"] == "ok"
+    assert {c["page_bytes"]: c["status"] for c in pg["checks"]} == {4096: "ok", 2 << 20: "ok", 1 << 30: "skipped"}
     sigs = {t["sig"] for t in b.one("acpi")["tables"]}
     assert {"FACP", "APIC", "HPET", "DSDT"} <= sigs
     assert b.one("acpi")["s5"] is True
@@ -74,7 +83,7 @@ def test_max_smp4_2g():
     assert run["cpu"]["family"] == 0xF
     assert run["cpus_madt"] == 4
     assert 1900 << 20 < run["memory_bytes"] <= 2 << 30
-    st = b.one("selftest")
+    st = selftest(b, "exception_fixup")
     assert st["status"] == "ok"
     checks = {c["name"]: c["status"] for c in st["checks"]}
     # -cpu max has XSAVE: XSETBV with XCR0.x87 clear must fault and be fixed up.
@@ -82,6 +91,17 @@ def test_max_smp4_2g():
     mem = b.one("memory")
     assert mem["paging"]["pages_1g_supported"] is True
     assert mem["paging"]["pages_1g"] > 0
+    pg = selftest(b, "paging")
+    assert pg["status"] == "ok"
+    # 2 GiB of RAM holds no free 1 GiB-aligned gigabyte, so the 1 GiB check may be skipped here.
+    assert {c["page_bytes"]: c["status"] for c in pg["checks"]}[2 << 20] == "ok"
+
+
+def test_one_gib_pages_when_memory_allows():
+    b = boot(cpu="max", smp=1, mem="4G", args="bench=none")
+    pg = selftest(b, "paging")
+    assert {c["page_bytes"]: c["status"] for c in pg["checks"]} == {4096: "ok", 2 << 20: "ok", 1 << 30: "ok"}
+    assert pg["bytes"] == 1 << 30
 
 
 def test_two_numa_nodes():

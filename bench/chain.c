@@ -1,0 +1,203 @@
+/* chain.c - builds pointer-chase cycles in a caller buffer (see chain.h for the modes). */
+#include "bench/chain.h"
+#include "bench/rand.h"
+
+/* The parameters reduced to units: a unit is a line (RANDOM), a page (PAGE) or a stride block (STRIDE). */
+struct chain_geom {
+    size_t line;
+    size_t unit_bytes;
+    size_t units;
+    size_t lines_per_unit;
+    size_t used_per_unit;
+    size_t n;
+};
+
+static bool chain_geom(const struct chain_params *p, struct chain_geom *g)
+{
+    if (!p)
+        return false;
+    g->line = p->line ? p->line : CHAIN_DEFAULT_LINE;
+    if (!IS_POW2(g->line) || g->line < sizeof(void *))
+        return false;
+    switch (p->mode) {
+    case CHAIN_RANDOM:
+        g->unit_bytes = g->line;
+        break;
+    case CHAIN_PAGE:
+        g->unit_bytes = p->page ? p->page : CHAIN_DEFAULT_PAGE;
+        if (!IS_POW2(g->unit_bytes) || g->unit_bytes < g->line)
+            return false;
+        break;
+    case CHAIN_STRIDE:
+        g->unit_bytes = p->stride;
+        if (g->unit_bytes < g->line || g->unit_bytes % g->line != 0)
+            return false;
+        break;
+    default:
+        return false;
+    }
+    g->lines_per_unit = g->unit_bytes / g->line;
+    g->used_per_unit = g->lines_per_unit;
+    if (p->mode != CHAIN_RANDOM && p->lines_per_page) {
+        if (p->lines_per_page > g->lines_per_unit)
+            return false;
+        g->used_per_unit = p->lines_per_page;
+    }
+    g->units = p->bytes / g->unit_bytes;
+    if (g->units == 0)
+        return false;
+    /* units * used <= bytes / line, so this cannot overflow. */
+    g->n = g->units * g->used_per_unit;
+    if (g->n > CHAIN_MAX_ELEMS)
+        return false;
+    return true;
+}
+
+static size_t chain_scratch_for(const struct chain_params *p, const struct chain_geom *g)
+{
+    switch (p->mode) {
+    case CHAIN_RANDOM:
+        return g->n * sizeof(uint32_t);
+    case CHAIN_PAGE:
+        return (g->units + g->lines_per_unit) * sizeof(uint32_t);
+    default:
+        return 0;
+    }
+}
+
+size_t chain_scratch_bytes(const struct chain_params *p)
+{
+    struct chain_geom g;
+    if (!chain_geom(p, &g))
+        return SIZE_MAX;
+    return chain_scratch_for(p, &g);
+}
+
+/* Sattolo's algorithm: a[] becomes a uniformly chosen cyclic permutation, read as "successor of i is
+ * a[i]". Unlike Fisher-Yates (j <= i) it never lets an element stay put, which is what makes one cycle. */
+static void sattolo(uint32_t *a, size_t n, struct rand *r)
+{
+    for (size_t i = 0; i < n; i++)
+        a[i] = (uint32_t)i;
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = (size_t)rand_below(r, i);
+        uint32_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
+/* Appends element e to the chain being threaded through *prev. */
+static ALWAYS_INLINE void chain_link(void ***prev, char **first, char *e)
+{
+    if (*prev)
+        **prev = e;
+    else
+        *first = e;
+    *prev = (void **)e;
+}
+
+static char *build_random(char *base, const struct chain_geom *g, uint32_t *a, struct rand *r)
+{
+    sattolo(a, g->n, r);
+    /* Successor form lets the pointers be written in address order (one sequential pass). */
+    for (size_t i = 0; i < g->n; i++)
+        *(void **)(base + i * g->line) = base + (size_t)a[i] * g->line;
+    return base;
+}
+
+static char *build_page(char *base, const struct chain_geom *g, uint32_t *scratch, struct rand *r)
+{
+    uint32_t *next_page = scratch;
+    uint32_t *ln = scratch + g->units;
+    void **prev = NULL;
+    char *first = NULL;
+    size_t page = 0;
+
+    sattolo(next_page, g->units, r);
+    do {
+        char *pbase = base + page * g->unit_bytes;
+        /* Partial Fisher-Yates: the first used_per_unit entries become a random ordered subset. */
+        for (size_t k = 0; k < g->lines_per_unit; k++)
+            ln[k] = (uint32_t)k;
+        for (size_t k = 0; k < g->used_per_unit; k++) {
+            size_t j = k + (size_t)rand_below(r, g->lines_per_unit - k);
+            uint32_t t = ln[k];
+            ln[k] = ln[j];
+            ln[j] = t;
+            chain_link(&prev, &first, pbase + (size_t)ln[k] * g->line);
+        }
+        page = next_page[page];
+    } while (page != 0);
+    *prev = first;
+    return first;
+}
+
+static char *build_stride(char *base, const struct chain_geom *g)
+{
+    void **prev = NULL;
+    char *first = NULL;
+    bool rotate = g->used_per_unit < g->lines_per_unit;
+
+    for (size_t b = 0; b < g->units; b++) {
+        size_t start = rotate ? b % g->lines_per_unit : 0;
+        for (size_t k = 0; k < g->used_per_unit; k++) {
+            size_t idx = (start + k) % g->lines_per_unit;
+            chain_link(&prev, &first, base + b * g->unit_bytes + idx * g->line);
+        }
+    }
+    *prev = first;
+    return first;
+}
+
+void *chain_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes,
+                  size_t *n_elems)
+{
+    struct chain_geom g;
+    struct rand r;
+    char *start;
+
+    if (!buf || !chain_geom(p, &g))
+        return NULL;
+    if ((uintptr_t)buf % g.line != 0)
+        return NULL;
+    if (p->mode == CHAIN_PAGE && (uintptr_t)buf % g.unit_bytes != 0)
+        return NULL;
+    size_t need = chain_scratch_for(p, &g);
+    if (need > 0 && (!scratch || scratch_bytes < need || (uintptr_t)scratch % sizeof(uint32_t) != 0))
+        return NULL;
+
+    rand_seed(&r, p->seed);
+    switch (p->mode) {
+    case CHAIN_RANDOM:
+        start = build_random(buf, &g, scratch, &r);
+        break;
+    case CHAIN_PAGE:
+        start = build_page(buf, &g, scratch, &r);
+        break;
+    default:
+        start = build_stride(buf, &g);
+        break;
+    }
+    if (n_elems)
+        *n_elems = g.n;
+    return start;
+}
+
+bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t bytes)
+{
+    const char *lo = buf;
+    const void *p = start;
+
+    if (!start || !buf || n_elems == 0 || bytes < sizeof(void *))
+        return false;
+    for (size_t i = 1; i <= n_elems; i++) {
+        const char *c = p;
+        if (c < lo || (size_t)(c - lo) > bytes - sizeof(void *) || (uintptr_t)c % sizeof(void *) != 0)
+            return false;
+        p = *(const void *const *)p;
+        if (p == start && i != n_elems)
+            return false;
+    }
+    return p == start;
+}

@@ -1,0 +1,58 @@
+/* chain.h - pointer-chase chains for the latency benchmarks: random, page-by-page and strided cycles. */
+#ifndef PMB_BENCH_CHAIN_H
+#define PMB_BENCH_CHAIN_H
+
+#include "kernel/klib.h"
+
+#define CHAIN_DEFAULT_LINE 64u   /* cache line of every x86 CPU we target (CPUID.01H:EBX[15:8] x 8) */
+#define CHAIN_DEFAULT_PAGE 4096u /* 4 KiB base page */
+
+/* Chains index elements with uint32 in the scratch, so one chain holds at most this many elements. */
+#define CHAIN_MAX_ELEMS 0xFFFFFFFFull
+
+enum chain_mode {
+    /* One random cycle over every line of the buffer (Sattolo's algorithm): defeats prefetchers,
+     * mixes cache and TLB misses once the buffer outgrows the TLB reach. */
+    CHAIN_RANDOM,
+    /* Pages in one random cycle; inside each page its used lines in random order, all of them before
+     * leaving the page. One TLB miss per page visit, so the cache and TLB costs can be told apart
+     * (lines_per_page = 1 measures the page walk plus one miss per step). */
+    CHAIN_PAGE,
+    /* Fixed stride: blocks of `stride` bytes visited in address order. When a block uses fewer than all of
+     * its lines, block i starts at line (i mod lines-per-block) so the used lines spread over all cache
+     * sets instead of piling into the sets of line 0 (lmbench's and Chips-and-Cheese's offset rotation). */
+    CHAIN_STRIDE,
+};
+
+/* Defaults: line 0 -> 64, page 0 -> 4096, lines_per_page 0 -> all lines of a page (PAGE) or of a block
+ * (STRIDE). */
+struct chain_params {
+    size_t bytes;          /* working set: how much of buf the chain may use (rounded down to whole units) */
+    size_t line;           /* element size: power of two, >= 8; each element holds one pointer */
+    size_t page;           /* CHAIN_PAGE: page size (power of two, >= line); buf must be page aligned */
+    enum chain_mode mode;
+    size_t stride;         /* CHAIN_STRIDE: block size in bytes, a multiple of line */
+    size_t lines_per_page; /* PAGE/STRIDE: lines used per page/block; 0 = all */
+    uint64_t seed;         /* RANDOM/PAGE: same seed, same chain */
+};
+
+/* Scratch chain_build needs, in bytes (uint32 indices):
+ *   CHAIN_RANDOM  4 x (bytes / line)
+ *   CHAIN_PAGE    4 x (bytes / page + page / line)
+ *   CHAIN_STRIDE  0
+ * Returns SIZE_MAX for parameters chain_build would reject. */
+size_t chain_scratch_bytes(const struct chain_params *p);
+
+/* Writes the chain into buf (which must be line aligned, page aligned in CHAIN_PAGE mode, and at least
+ * p->bytes long). Every element's first 8 bytes hold the address of the next element; the elements form a
+ * single cycle that visits every selected line exactly once. Lines that are not selected are left
+ * untouched. Returns the first element (where a chase starts) and its element count in *n_elems
+ * (optional), or NULL when a parameter is invalid or the scratch is too small. */
+void *chain_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes,
+                  size_t *n_elems);
+
+/* Follows n_elems links from start and checks that every element lies inside [buf, buf + bytes) and that
+ * the walk first returns to start after exactly n_elems steps: a cheap self-check before measuring. */
+bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t bytes);
+
+#endif

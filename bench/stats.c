@@ -1,0 +1,155 @@
+/* stats.c - sorting, percentiles, mean/stddev and the robust stop rule for benchmark samples. */
+#include "bench/stats.h"
+
+/* NaN compares after every number so that a stray NaN ends up at the tail instead of breaking the heap. */
+static ALWAYS_INLINE bool less(double a, double b)
+{
+    if (__builtin_isnan(a))
+        return false;
+    if (__builtin_isnan(b))
+        return true;
+    return a < b;
+}
+
+static void sift_down(double *v, size_t root, size_t n)
+{
+    double x = v[root];
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && less(v[child], v[child + 1]))
+            child++;
+        if (!less(x, v[child]))
+            break;
+        v[root] = v[child];
+        root = child;
+    }
+    v[root] = x;
+}
+
+void stats_sort(double *v, size_t n)
+{
+    if (!v || n < 2)
+        return;
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(v, i, n);
+    for (size_t end = n - 1; end > 0; end--) {
+        double t = v[0];
+        v[0] = v[end];
+        v[end] = t;
+        sift_down(v, 0, end);
+    }
+}
+
+double stats_quantile_sorted(const double *sorted, size_t n, double p)
+{
+    if (!sorted || n == 0)
+        return 0;
+    if (!(p > 0)) /* also catches NaN */
+        return sorted[0];
+    if (p >= 1)
+        return sorted[n - 1];
+    double h = (double)(n - 1) * p;
+    size_t lo = (size_t)h;
+    if (lo >= n - 1)
+        return sorted[n - 1];
+    double frac = h - (double)lo;
+    return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+double stats_sqrt(double x)
+{
+    if (__builtin_isnan(x) || x < 0)
+        return __builtin_nan("");
+    if (x == 0 || __builtin_isinf(x))
+        return x;
+    /* Halving the biased exponent gives a start within a factor of ~1.4, so a handful of Newton steps
+     * reach full precision; the cap covers subnormals and the final one-ulp oscillation. */
+    union {
+        double d;
+        uint64_t u;
+    } v = {.d = x};
+    v.u = (v.u >> 1) + (0x3ff0000000000000ull >> 1);
+    double y = v.d;
+    for (int i = 0; i < 64; i++) {
+        double next = 0.5 * (y + x / y);
+        if (next == y)
+            break;
+        y = next;
+    }
+    return y;
+}
+
+void stats_compute(double *samples, size_t n, struct stats *out)
+{
+    if (!out)
+        return;
+    *out = (struct stats){0};
+    if (!samples || n == 0)
+        return;
+    stats_sort(samples, n);
+    while (n > 0 && __builtin_isnan(samples[n - 1]))
+        n--;
+    if (n == 0)
+        return;
+
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += samples[i];
+    double mean = sum / (double)n;
+    /* Two passes: summing squared deviations from the mean avoids the cancellation of sum(x^2) - n mean^2. */
+    double ss = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = samples[i] - mean;
+        ss += d * d;
+    }
+
+    out->n = n;
+    out->min = samples[0];
+    out->max = samples[n - 1];
+    out->p10 = stats_quantile_sorted(samples, n, 0.10);
+    out->median = stats_quantile_sorted(samples, n, 0.50);
+    out->p90 = stats_quantile_sorted(samples, n, 0.90);
+    out->mean = mean;
+    out->stddev = n > 1 ? stats_sqrt(ss / (double)(n - 1)) : 0;
+    double am = mean < 0 ? -mean : mean;
+    out->cv = am > 0 ? out->stddev / am : 0;
+}
+
+double stats_robust_cv(const double *samples, size_t n)
+{
+    double w[STATS_STOP_WINDOW];
+    size_t m = 0;
+
+    if (!samples || n == 0)
+        return 0;
+    /* The most recent window: early samples may still carry warm-up effects. */
+    size_t first = n > STATS_STOP_WINDOW ? n - STATS_STOP_WINDOW : 0;
+    for (size_t i = first; i < n; i++)
+        if (!__builtin_isnan(samples[i]))
+            w[m++] = samples[i];
+    if (m == 0)
+        return 0;
+    stats_sort(w, m);
+    double med = stats_quantile_sorted(w, m, 0.5);
+    for (size_t i = 0; i < m; i++)
+        w[i] = w[i] > med ? w[i] - med : med - w[i];
+    stats_sort(w, m);
+    double mad = stats_quantile_sorted(w, m, 0.5);
+    double am = med < 0 ? -med : med;
+    if (mad == 0)
+        return 0;
+    if (am == 0)
+        return __builtin_inf();
+    return 1.4826 * mad / am;
+}
+
+bool stats_should_stop(const double *samples, size_t n, size_t min_n, size_t max_n, double target_cv)
+{
+    if (max_n > 0 && n >= max_n)
+        return true;
+    if (n < min_n || n == 0 || !(target_cv > 0))
+        return false;
+    return stats_robust_cv(samples, n) <= target_cv;
+}

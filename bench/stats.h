@@ -1,0 +1,45 @@
+/* stats.h - robust summary statistics of benchmark samples and the adaptive-sampling stop rule. */
+#ifndef PMB_BENCH_STATS_H
+#define PMB_BENCH_STATS_H
+
+#include "kernel/klib.h"
+
+/* Summary of n samples. Percentiles use linear interpolation between closest ranks (Hyndman & Fan
+ * type 7, the default of R and numpy): with the samples sorted x[0..n-1], the p-quantile is
+ *   h = (n - 1) p,  q = x[floor(h)] + (h - floor(h)) (x[floor(h) + 1] - x[floor(h)]),
+ * so the median of an even count is the mean of the two middle samples. stddev is the sample standard
+ * deviation (n - 1 in the denominator, 0 for n = 1); cv = stddev / |mean| (0 when mean is 0). */
+struct stats {
+    size_t n;
+    double min, p10, median, p90, max, mean, stddev, cv;
+};
+
+/* Ascending heapsort: in place, O(n log n) worst case, no recursion (kernel stacks are small). NaNs
+ * sort after every number. */
+void stats_sort(double *v, size_t n);
+
+/* Type-7 quantile of an already sorted array (p in [0, 1], clamped); 0 for n == 0. */
+double stats_quantile_sorted(const double *sorted, size_t n, double p);
+
+/* Sorts samples in place and summarises them. NaN samples are ignored (out->n counts the others);
+ * with no samples left every field is 0. */
+void stats_compute(double *samples, size_t n, struct stats *out);
+
+/* Window of most recent samples the stop rule looks at (copied to the stack: 8 bytes each). */
+#define STATS_STOP_WINDOW 256
+
+/* Robust coefficient of variation: 1.4826 x MAD / |median|, where MAD is the median absolute deviation
+ * from the median and 1.4826 makes it estimate the standard deviation of normally distributed data.
+ * Unlike stddev / mean, one interrupt-sized outlier cannot move it. Uses the last STATS_STOP_WINDOW
+ * samples when there are more; 0 when all are equal, +inf when the median is 0 but the MAD is not. */
+double stats_robust_cv(const double *samples, size_t n);
+
+/* Adaptive sampling: true when n >= max_n (max_n > 0), or when n >= min_n and
+ * stats_robust_cv(samples, n) <= target_cv. target_cv <= 0 disables the early stop. */
+bool stats_should_stop(const double *samples, size_t n, size_t min_n, size_t max_n, double target_cv);
+
+/* Square root for freestanding code (no libm): Newton's iteration, correctly rounded in practice.
+ * Negative or NaN input gives NaN. */
+double stats_sqrt(double x);
+
+#endif

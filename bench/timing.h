@@ -1,0 +1,110 @@
+/* timing.h - serialized TSC/PMC reads, pause and barriers for timed regions (kernel and Linux user space). */
+#ifndef PMB_BENCH_TIMING_H
+#define PMB_BENCH_TIMING_H
+
+#include "kernel/klib.h"
+
+/* How a timestamp read is fenced against the code it times (docs/measurement.md, "Serialization").
+ * LFENCE (default): "lfence; rdtsc; lfence". LFENCE waits until all earlier instructions have completed
+ *   locally and keeps later ones from starting (SDM Vol. 2B RDTSC: "execute LFENCE immediately after
+ *   RDTSC"), so the dependent loads being timed cannot leak across the read. A few tens of cycles.
+ *   On AMD LFENCE is dispatch-serializing only with DE_CFG (MSR C001_1029) bit 1 set (AMD, "Software
+ *   Techniques for Managing Speculation on AMD Processors"); where that bit is not set, use CPUID.
+ * CPUID: "cpuid; rdtsc; cpuid". CPUID is serializing on every x86 (SDM Vol. 3A, "Serializing
+ *   Instructions") but costs ~100-200 cycles and traps to the hypervisor in a VM (microseconds, noisy):
+ *   bare metal only. */
+enum timing_serialize {
+    TIMING_LFENCE = 0,
+    TIMING_CPUID = 1,
+};
+
+#ifndef TIMING_DEFAULT_SERIALIZE
+#define TIMING_DEFAULT_SERIALIZE TIMING_LFENCE
+#endif
+
+/* RDPMC index of fixed-function counter n: ECX[30] selects the fixed counters (SDM Vol. 2B RDPMC). */
+#define TIMING_RDPMC_FIXED(n) ((1u << 30) | (uint32_t)(n))
+
+/* Keeps the compiler from moving memory accesses across this point; emits nothing. */
+#define timing_barrier() __asm__ __volatile__("" ::: "memory")
+
+#if defined(__x86_64__)
+
+static ALWAYS_INLINE uint64_t timing_rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi) : : "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static ALWAYS_INLINE uint64_t timing_rdtsc_cpuid(void)
+{
+    uint32_t lo, hi;
+    /* The second CPUID keeps later instructions from starting before RDTSC has read the counter. */
+    __asm__ __volatile__("xorl %%eax, %%eax\n\tcpuid\n\trdtsc\n\t"
+                         "movl %%eax, %0\n\tmovl %%edx, %1\n\t"
+                         "xorl %%eax, %%eax\n\tcpuid"
+                         : "=&r"(lo), "=&r"(hi)
+                         :
+                         : "rax", "rbx", "rcx", "rdx", "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* RDTSCP waits for earlier instructions to execute before reading (not for stores to drain); the trailing
+ * LFENCE holds back later ones. *aux gets IA32_TSC_AUX (the OS's CPU number). The caller must have seen
+ * CPUID.80000001H:EDX.RDTSCP[bit 27]; without it the instruction is #UD. */
+static ALWAYS_INLINE uint64_t timing_rdtscp(uint32_t *aux)
+{
+    uint32_t lo, hi, c;
+    __asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(c) : : "memory");
+    if (aux)
+        *aux = c;
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* Reads performance counter idx (general: 0..N-1, fixed: TIMING_RDPMC_FIXED(n)), fenced like
+ * timing_rdtsc since RDPMC is not serializing either. #GP in user mode unless CR4.PCE is set. */
+static ALWAYS_INLINE uint64_t timing_rdpmc(uint32_t idx)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("lfence\n\trdpmc\n\tlfence" : "=a"(lo), "=d"(hi) : "c"(idx) : "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* Spin-wait hint: saves power and avoids the memory-order machine clear on leaving a spin loop. */
+static ALWAYS_INLINE void timing_pause(void) { __asm__ __volatile__("pause" ::: "memory"); }
+
+static ALWAYS_INLINE void timing_lfence(void) { __asm__ __volatile__("lfence" ::: "memory"); }
+
+#elif defined(PMB_HOST)
+
+/* Non-x86 host: pure-logic tests that include this header still build. These are not clocks: each read
+ * just advances a per-file counter. */
+static uint64_t timing_fake_tsc_;
+static inline uint64_t timing_rdtsc(void) { return ++timing_fake_tsc_; }
+static inline uint64_t timing_rdtsc_cpuid(void) { return ++timing_fake_tsc_; }
+static inline uint64_t timing_rdtscp(uint32_t *aux)
+{
+    if (aux)
+        *aux = 0;
+    return ++timing_fake_tsc_;
+}
+static inline uint64_t timing_rdpmc(uint32_t idx)
+{
+    (void)idx;
+    return 0;
+}
+static inline void timing_pause(void) { timing_barrier(); }
+static inline void timing_lfence(void) { timing_barrier(); }
+
+#else
+#error "bench/timing.h: x86-64 only (or a PMB_HOST test build)"
+#endif
+
+/* The timestamp read selected by s. */
+static ALWAYS_INLINE uint64_t timing_read(enum timing_serialize s)
+{
+    return s == TIMING_CPUID ? timing_rdtsc_cpuid() : timing_rdtsc();
+}
+
+#endif

@@ -1,0 +1,558 @@
+/* test_chain.c - pointer chains: one cycle over exactly the selected lines, page locality, rotation. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bench/chain.h"
+
+/* A page-aligned buffer and enough scratch for any mode. */
+struct arena {
+    char *buf;
+    size_t bytes;
+    uint32_t *scratch;
+    size_t scratch_bytes;
+};
+
+static struct arena arena_new(size_t bytes, size_t align, size_t scratch_bytes)
+{
+    struct arena a;
+    a.bytes = bytes;
+    a.buf = aligned_alloc(align, ALIGN_UP(bytes, align));
+    assert_non_null(a.buf);
+    memset(a.buf, 0xA5, bytes);
+    a.scratch_bytes = scratch_bytes;
+    a.scratch = scratch_bytes ? malloc(scratch_bytes) : NULL;
+    return a;
+}
+
+static void arena_free(struct arena *a)
+{
+    free(a->buf);
+    free(a->scratch);
+}
+
+typedef bool (*selected_fn)(size_t line_index, const void *ctx);
+
+/* Walks n_elems links from start. Every element must be a selected line start inside the buffer, seen
+ * once; the walk must be back at start after exactly n_elems steps and every selected line must have
+ * been seen. Returns the visit order (line indices) in order[] when non-NULL. */
+static void check_cycle(const struct arena *a, const void *start, size_t n_elems, size_t line, selected_fn sel,
+                        const void *ctx, size_t *order)
+{
+    size_t lines = a->bytes / line;
+    uint8_t *seen = calloc(lines, 1);
+    const char *p = start;
+    size_t selected = 0;
+    for (size_t i = 0; i < lines; i++)
+        selected += sel(i, ctx);
+    assert_int_equal(selected, n_elems);
+
+    for (size_t i = 0; i < n_elems; i++) {
+        assert_true(p >= a->buf && p < a->buf + lines * line);
+        size_t off = (size_t)(p - a->buf);
+        assert_int_equal(off % line, 0);
+        size_t idx = off / line;
+        assert_true(sel(idx, ctx));
+        assert_false(seen[idx]);
+        seen[idx] = 1;
+        if (order)
+            order[i] = idx;
+        p = *(char *const *)p;
+    }
+    assert_ptr_equal(p, start);
+    free(seen);
+    assert_true(chain_verify(start, n_elems, a->buf, a->bytes));
+}
+
+static bool sel_all(size_t i, const void *ctx)
+{
+    (void)i;
+    (void)ctx;
+    return true;
+}
+
+/* ---- RANDOM ------------------------------------------------------------------------------------ */
+
+static void test_random_single_cycle(void **state)
+{
+    (void)state;
+    static const size_t counts[] = {1, 2, 3, 4, 5, 7, 8, 63, 64, 65, 1000, 4096, 10007};
+    static const size_t lines[] = {8, 64, 128};
+    static const uint64_t seeds[] = {0, 1, 2, 0xdeadbeefcafeull};
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        for (size_t l = 0; l < 3; l++) {
+            for (size_t s = 0; s < 4; s++) {
+                struct chain_params p = {.bytes = counts[c] * lines[l], .line = lines[l], .mode = CHAIN_RANDOM,
+                                         .seed = seeds[s]};
+                size_t need = chain_scratch_bytes(&p);
+                assert_int_equal(need, counts[c] * 4);
+                struct arena a = arena_new(p.bytes, 4096, need);
+                size_t n = 0;
+                void *start = chain_build(a.buf, &p, a.scratch, need, &n);
+                assert_ptr_equal(start, a.buf);
+                assert_int_equal(n, counts[c]);
+                check_cycle(&a, start, n, lines[l], sel_all, NULL, NULL);
+                arena_free(&a);
+            }
+        }
+    }
+}
+
+/* Bytes that are not a whole number of lines: the tail is not used and not written. */
+static void test_random_partial_line(void **state)
+{
+    (void)state;
+    struct chain_params p = {.bytes = 10 * 64 + 40, .line = 0 /* default 64 */, .mode = CHAIN_RANDOM, .seed = 1};
+    struct arena a = arena_new(p.bytes, 64, 4096);
+    size_t n = 0;
+    assert_non_null(chain_build(a.buf, &p, a.scratch, a.scratch_bytes, &n));
+    assert_int_equal(n, 10);
+    for (size_t i = 640; i < p.bytes; i++)
+        assert_int_equal((uint8_t)a.buf[i], 0xA5);
+    arena_free(&a);
+}
+
+/* A random chain must not walk the buffer in order (which a prefetcher would catch). */
+static void test_random_is_scattered(void **state)
+{
+    (void)state;
+    struct chain_params p = {.bytes = 4096 * 64, .line = 64, .mode = CHAIN_RANDOM, .seed = 11};
+    struct arena a = arena_new(p.bytes, 4096, chain_scratch_bytes(&p));
+    size_t n;
+    void *start = chain_build(a.buf, &p, a.scratch, a.scratch_bytes, &n);
+    assert_non_null(start);
+    size_t adjacent = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *e = a.buf + i * 64;
+        char *next = *(char **)e;
+        adjacent += (next == e + 64 || next == e - 64);
+    }
+    assert_true(adjacent < n / 100); /* about 2 expected */
+    arena_free(&a);
+}
+
+/* Sattolo draws each of the (n-1)! cycles with equal probability: for n = 4, six cycles ~1000 each. */
+static void test_random_uniform_cycles(void **state)
+{
+    (void)state;
+    int counts[4 * 4 * 4 * 4] = {0};
+    struct arena a = arena_new(4 * 64, 64, 16);
+    for (uint64_t seed = 0; seed < 6000; seed++) {
+        struct chain_params p = {.bytes = 4 * 64, .line = 64, .mode = CHAIN_RANDOM, .seed = seed};
+        assert_non_null(chain_build(a.buf, &p, a.scratch, 16, NULL));
+        int key = 0;
+        for (int i = 0; i < 4; i++)
+            key = key * 4 + (int)((*(char **)(a.buf + i * 64) - a.buf) / 64);
+        counts[key]++;
+    }
+    int distinct = 0;
+    for (int k = 0; k < 256; k++) {
+        if (counts[k]) {
+            distinct++;
+            assert_in_range(counts[k], 850, 1150);
+        }
+    }
+    assert_int_equal(distinct, 6);
+    arena_free(&a);
+}
+
+/* ---- PAGE -------------------------------------------------------------------------------------- */
+
+struct page_sel {
+    const struct arena *a;
+    size_t line, page;
+    size_t used;      /* expected used lines per page */
+    uint8_t *is_used; /* filled by the test from the chain itself, then checked for counts */
+};
+
+static bool sel_page(size_t i, const void *ctx)
+{
+    const struct page_sel *s = ctx;
+    return s->is_used[i];
+}
+
+/* Checks page mode: each page has exactly `used` lines in the chain, and the walk stays inside a page
+ * until all of its lines are visited, entering each page once. */
+static void check_page_chain(const struct arena *a, const void *start, size_t n, size_t line, size_t page,
+                             size_t used)
+{
+    size_t lines = a->bytes / line, per_page = page / line, pages = a->bytes / page;
+    struct page_sel s = {a, line, page, used, calloc(lines, 1)};
+    size_t *order = malloc(n * sizeof(size_t));
+    assert_int_equal(n, pages * used);
+
+    /* Mark what the chain reaches, then hold it to the full cycle check. */
+    const char *p = start;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(p >= a->buf && p < a->buf + a->bytes);
+        s.is_used[(size_t)(p - a->buf) / line] = 1;
+        p = *(char *const *)p;
+    }
+    for (size_t pg = 0; pg < pages; pg++) {
+        size_t cnt = 0;
+        for (size_t k = 0; k < per_page; k++)
+            cnt += s.is_used[pg * per_page + k];
+        assert_int_equal(cnt, used);
+    }
+    check_cycle(a, start, n, line, sel_page, &s, order);
+
+    uint8_t *entered = calloc(pages, 1);
+    for (size_t i = 0; i < n; i += used) {
+        size_t pg = order[i] / per_page;
+        assert_false(entered[pg]);
+        entered[pg] = 1;
+        for (size_t k = 1; k < used; k++)
+            assert_int_equal(order[i + k] / per_page, pg);
+    }
+    free(entered);
+    free(order);
+    free(s.is_used);
+}
+
+static void test_page_mode(void **state)
+{
+    (void)state;
+    static const size_t pages[] = {1, 2, 3, 17, 64};
+    static const size_t lpp[] = {0, 1, 2, 7, 64};
+    for (size_t i = 0; i < 5; i++) {
+        for (size_t j = 0; j < 5; j++) {
+            for (uint64_t seed = 0; seed < 3; seed++) {
+                struct chain_params p = {.bytes = pages[i] * 4096, .line = 64, .page = 4096, .mode = CHAIN_PAGE,
+                                         .lines_per_page = lpp[j], .seed = seed};
+                size_t need = chain_scratch_bytes(&p);
+                assert_int_equal(need, 4 * (pages[i] + 64));
+                struct arena a = arena_new(p.bytes, 4096, need);
+                size_t n = 0;
+                void *start = chain_build(a.buf, &p, a.scratch, need, &n);
+                assert_non_null(start);
+                check_page_chain(&a, start, n, 64, 4096, lpp[j] ? lpp[j] : 64);
+                arena_free(&a);
+            }
+        }
+    }
+}
+
+/* Other geometries: 2 MiB pages with 4 KiB elements, 8 KiB pages with 128-byte lines. */
+static void test_page_mode_geometries(void **state)
+{
+    (void)state;
+    struct chain_params p = {.bytes = 4 << 20, .line = 4096, .page = 2 << 20, .mode = CHAIN_PAGE, .seed = 5};
+    struct arena a = arena_new(p.bytes, 2 << 20, chain_scratch_bytes(&p));
+    size_t n;
+    void *start = chain_build(a.buf, &p, a.scratch, a.scratch_bytes, &n);
+    assert_non_null(start);
+    check_page_chain(&a, start, n, 4096, 2 << 20, 512);
+    arena_free(&a);
+
+    struct chain_params q = {.bytes = 10 * 8192 + 100, .line = 128, .page = 8192, .mode = CHAIN_PAGE,
+                             .lines_per_page = 3, .seed = 6};
+    a = arena_new(q.bytes, 8192, chain_scratch_bytes(&q));
+    start = chain_build(a.buf, &q, a.scratch, a.scratch_bytes, &n);
+    assert_non_null(start);
+    a.bytes = 10 * 8192; /* the partial page at the end is not used */
+    check_page_chain(&a, start, n, 128, 8192, 3);
+    arena_free(&a);
+}
+
+/* One line per page: the line offsets must vary across pages (not all line 0: set conflicts). */
+static void test_page_one_line_spread(void **state)
+{
+    (void)state;
+    struct chain_params p = {.bytes = 256 * 4096, .line = 64, .page = 4096, .mode = CHAIN_PAGE, .lines_per_page = 1,
+                             .seed = 9};
+    struct arena a = arena_new(p.bytes, 4096, chain_scratch_bytes(&p));
+    size_t n;
+    char *start = chain_build(a.buf, &p, a.scratch, a.scratch_bytes, &n);
+    assert_non_null(start);
+    uint8_t offs[64] = {0};
+    const char *q = start;
+    for (size_t i = 0; i < n; i++) {
+        offs[((size_t)(q - a.buf) % 4096) / 64] = 1;
+        q = *(char *const *)q;
+    }
+    int distinct = 0;
+    for (int i = 0; i < 64; i++)
+        distinct += offs[i];
+    assert_true(distinct > 40); /* 256 draws over 64 offsets: ~63 expected */
+    arena_free(&a);
+}
+
+/* Lines a chain does not use keep their contents. */
+static void test_page_unused_lines_untouched(void **state)
+{
+    (void)state;
+    struct chain_params p = {.bytes = 8 * 4096, .line = 64, .page = 4096, .mode = CHAIN_PAGE, .lines_per_page = 2,
+                             .seed = 3};
+    struct arena a = arena_new(p.bytes, 4096, chain_scratch_bytes(&p));
+    size_t n;
+    char *start = chain_build(a.buf, &p, a.scratch, a.scratch_bytes, &n);
+    assert_non_null(start);
+    uint8_t *used = calloc(p.bytes / 64, 1);
+    const char *q = start;
+    for (size_t i = 0; i < n; i++) {
+        used[(size_t)(q - a.buf) / 64] = 1;
+        q = *(char *const *)q;
+    }
+    for (size_t l = 0; l < p.bytes / 64; l++) {
+        if (used[l]) {
+            for (size_t b = 8; b < 64; b++) /* only the pointer word is written */
+                assert_int_equal((uint8_t)a.buf[l * 64 + b], 0xA5);
+        } else {
+            for (size_t b = 0; b < 64; b++)
+                assert_int_equal((uint8_t)a.buf[l * 64 + b], 0xA5);
+        }
+    }
+    free(used);
+    arena_free(&a);
+}
+
+/* ---- STRIDE ------------------------------------------------------------------------------------ */
+
+struct stride_sel {
+    size_t per_block, used;
+};
+
+/* Block b uses lines (b + k) mod per_block, k < used, when used < per_block; all lines otherwise. */
+static bool sel_stride(size_t i, const void *ctx)
+{
+    const struct stride_sel *s = ctx;
+    size_t b = i / s->per_block, l = i % s->per_block;
+    if (s->used == s->per_block)
+        return true;
+    return (l + s->per_block - b % s->per_block) % s->per_block < s->used;
+}
+
+static void test_stride_mode(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t bytes, line, stride, lpp;
+    } cases[] = {
+        {64 * 100, 64, 64, 0},           /* sequential over every line */
+        {4096 * 100, 64, 4096, 1},       /* one line per page, rotating: the TLB chain */
+        {256 * 37, 64, 256, 2},          /* two of four lines per block */
+        {192 * 50, 64, 192, 0},          /* stride that is not a power of two */
+        {192 * 50, 64, 192, 1},
+        {4096 * 3 + 77, 128, 4096, 31},  /* partial block at the end is not used */
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        struct chain_params p = {.bytes = cases[c].bytes, .line = cases[c].line, .mode = CHAIN_STRIDE,
+                                 .stride = cases[c].stride, .lines_per_page = cases[c].lpp};
+        assert_int_equal(chain_scratch_bytes(&p), 0);
+        struct arena a = arena_new(p.bytes, 4096, 0);
+        size_t n = 0;
+        char *start = chain_build(a.buf, &p, NULL, 0, &n);
+        assert_non_null(start);
+        size_t per_block = p.stride / p.line, blocks = p.bytes / p.stride;
+        struct stride_sel s = {per_block, p.lines_per_page ? p.lines_per_page : per_block};
+        assert_int_equal(n, blocks * s.used);
+        a.bytes = blocks * p.stride;
+        size_t *order = malloc(n * sizeof(size_t));
+        check_cycle(&a, start, n, p.line, sel_stride, &s, order);
+        /* Visited in address order: block by block, starting at block 0. */
+        for (size_t i = 0; i < n; i++) {
+            size_t b = i / s.used, k = i % s.used;
+            size_t first = s.used < per_block ? b % per_block : 0;
+            assert_int_equal(order[i], b * per_block + (first + k) % per_block);
+        }
+        free(order);
+        arena_free(&a);
+    }
+}
+
+/* One line per 4 KiB block over 64 blocks: every one of the 64 line offsets (and so every L1 set
+ * group) is used exactly once. */
+static void test_stride_rotation_covers_sets(void **state)
+{
+    (void)state;
+    struct chain_params p = {.bytes = 64 * 4096, .line = 64, .mode = CHAIN_STRIDE, .stride = 4096,
+                             .lines_per_page = 1};
+    struct arena a = arena_new(p.bytes, 4096, 0);
+    size_t n;
+    char *start = chain_build(a.buf, &p, NULL, 0, &n);
+    assert_ptr_equal(start, a.buf);
+    int offs[64] = {0};
+    const char *q = start;
+    for (size_t i = 0; i < n; i++) {
+        offs[((size_t)(q - a.buf) % 4096) / 64]++;
+        q = *(char *const *)q;
+    }
+    for (int i = 0; i < 64; i++)
+        assert_int_equal(offs[i], 1);
+    arena_free(&a);
+}
+
+/* ---- common ------------------------------------------------------------------------------------ */
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    static const enum chain_mode modes[] = {CHAIN_RANDOM, CHAIN_PAGE};
+    for (int m = 0; m < 2; m++) {
+        struct chain_params p = {.bytes = 64 * 4096, .line = 64, .page = 4096, .mode = modes[m],
+                                 .lines_per_page = 5, .seed = 77};
+        size_t need = chain_scratch_bytes(&p);
+        struct arena a = arena_new(p.bytes, 4096, need), b = arena_new(p.bytes, 4096, need);
+        void *sa = chain_build(a.buf, &p, a.scratch, need, NULL);
+        void *sb = chain_build(b.buf, &p, b.scratch, need, NULL);
+        assert_int_equal((char *)sa - a.buf, (char *)sb - b.buf);
+        /* Same links relative to each buffer. */
+        for (size_t off = 0; off < p.bytes; off += 64) {
+            uint64_t va, vb;
+            memcpy(&va, a.buf + off, 8);
+            memcpy(&vb, b.buf + off, 8);
+            if (va == 0xA5A5A5A5A5A5A5A5ull) {
+                assert_true(vb == va);
+                continue;
+            }
+            assert_int_equal((char *)(uintptr_t)va - a.buf, (char *)(uintptr_t)vb - b.buf);
+        }
+        /* A different seed gives a different chain. */
+        p.seed = 78;
+        chain_build(b.buf, &p, b.scratch, need, NULL);
+        size_t differ = 0;
+        for (size_t off = 0; off < p.bytes; off += 64) {
+            uint64_t va, vb;
+            memcpy(&va, a.buf + off, 8);
+            memcpy(&vb, b.buf + off, 8);
+            differ += (va == 0xA5A5A5A5A5A5A5A5ull) != (vb == 0xA5A5A5A5A5A5A5A5ull) ||
+                      (va != 0xA5A5A5A5A5A5A5A5ull && (char *)(uintptr_t)va - a.buf != (char *)(uintptr_t)vb - b.buf);
+        }
+        assert_true(differ > 100);
+        arena_free(&a);
+        arena_free(&b);
+    }
+}
+
+static void test_tiny(void **state)
+{
+    (void)state;
+    struct arena a = arena_new(8192, 4096, 1024);
+    size_t n = 99;
+
+    /* One line: a self loop. */
+    struct chain_params p = {.bytes = 64, .line = 64, .mode = CHAIN_RANDOM, .seed = 1};
+    void *s = chain_build(a.buf, &p, a.scratch, 4, &n);
+    assert_ptr_equal(s, a.buf);
+    assert_int_equal(n, 1);
+    assert_ptr_equal(*(void **)a.buf, a.buf);
+    assert_true(chain_verify(s, 1, a.buf, 64));
+
+    /* One page, one line of it. */
+    struct chain_params q = {.bytes = 4096, .line = 64, .page = 4096, .mode = CHAIN_PAGE, .lines_per_page = 1};
+    s = chain_build(a.buf, &q, a.scratch, 4 * (1 + 64), &n);
+    assert_non_null(s);
+    assert_int_equal(n, 1);
+    assert_ptr_equal(*(void **)s, s);
+
+    /* One page, all of it: stays in the page. */
+    q.lines_per_page = 0;
+    s = chain_build(a.buf, &q, a.scratch, 4 * (1 + 64), &n);
+    assert_int_equal(n, 64);
+    a.bytes = 4096;
+    check_page_chain(&a, s, n, 64, 4096, 64);
+
+    /* One stride block, one line. */
+    struct chain_params r = {.bytes = 4096, .line = 64, .mode = CHAIN_STRIDE, .stride = 4096, .lines_per_page = 1};
+    s = chain_build(a.buf, &r, NULL, 0, &n);
+    assert_ptr_equal(s, a.buf);
+    assert_int_equal(n, 1);
+    assert_ptr_equal(*(void **)s, s);
+    arena_free(&a);
+}
+
+static void test_bad_params(void **state)
+{
+    (void)state;
+    struct arena a = arena_new(16384, 4096, 1 << 16);
+    const struct chain_params good = {.bytes = 8192, .line = 64, .page = 4096, .mode = CHAIN_PAGE, .seed = 1};
+    size_t n = 12345;
+    assert_non_null(chain_build(a.buf, &good, a.scratch, a.scratch_bytes, &n));
+
+    struct chain_params p;
+#define REJECT(field_change)                                                                      \
+    do {                                                                                          \
+        p = good;                                                                                 \
+        field_change;                                                                             \
+        n = 12345;                                                                                \
+        assert_null(chain_build(a.buf, &p, a.scratch, a.scratch_bytes, &n));                      \
+        assert_int_equal(n, 12345);                                                               \
+        assert_true(chain_scratch_bytes(&p) == SIZE_MAX);                                         \
+    } while (0)
+    REJECT(p.line = 12);                                /* not a power of two */
+    REJECT(p.line = 4);                                 /* cannot hold a pointer */
+    REJECT(p.page = 32);                                /* page smaller than a line */
+    REJECT(p.page = 3000);                              /* not a power of two */
+    REJECT(p.bytes = 4095);                             /* less than one page */
+    REJECT(p.bytes = 0);
+    REJECT(p.lines_per_page = 65);                      /* more than a page has */
+    REJECT(p.mode = (enum chain_mode)7);
+    REJECT((p.mode = CHAIN_STRIDE, p.stride = 0));
+    REJECT((p.mode = CHAIN_STRIDE, p.stride = 100));    /* not a multiple of the line */
+    REJECT((p.mode = CHAIN_STRIDE, p.stride = 32));     /* less than a line */
+    REJECT((p.mode = CHAIN_STRIDE, p.stride = 256, p.lines_per_page = 5));
+    REJECT((p.mode = CHAIN_RANDOM, p.bytes = 63));
+    REJECT((p.mode = CHAIN_RANDOM, p.bytes = (size_t)64 << 33)); /* more than 2^32 elements */
+#undef REJECT
+
+    assert_null(chain_build(NULL, &good, a.scratch, a.scratch_bytes, &n));
+    assert_null(chain_build(a.buf, NULL, a.scratch, a.scratch_bytes, &n));
+    assert_true(chain_scratch_bytes(NULL) == SIZE_MAX);
+    /* Alignment: line alignment always, page alignment in page mode. */
+    assert_null(chain_build(a.buf + 8, &good, a.scratch, a.scratch_bytes, &n));
+    assert_null(chain_build(a.buf + 64, &good, a.scratch, a.scratch_bytes, &n));
+    p = good;
+    p.mode = CHAIN_RANDOM;
+    assert_non_null(chain_build(a.buf + 64, &p, a.scratch, a.scratch_bytes, &n));
+    assert_null(chain_build(a.buf + 32, &p, a.scratch, a.scratch_bytes, &n));
+    /* Scratch: too small by one byte, missing, misaligned. */
+    size_t need = chain_scratch_bytes(&good);
+    assert_int_equal(need, 4 * (2 + 64));
+    assert_null(chain_build(a.buf, &good, a.scratch, need - 1, &n));
+    assert_null(chain_build(a.buf, &good, NULL, 0, &n));
+    assert_null(chain_build(a.buf, &good, (char *)a.scratch + 2, need, &n));
+    assert_non_null(chain_build(a.buf, &good, a.scratch, need, &n));
+    arena_free(&a);
+}
+
+static void test_verify_rejects(void **state)
+{
+    (void)state;
+    struct arena a = arena_new(8 * 64, 64, 0);
+    void **e[8];
+    for (int i = 0; i < 8; i++)
+        e[i] = (void **)(a.buf + i * 64);
+    /* Two cycles of four: 0-1-2-3 and 4-5-6-7. */
+    for (int i = 0; i < 8; i++)
+        *e[i] = e[(i / 4) * 4 + (i + 1) % 4];
+    assert_true(chain_verify(e[0], 4, a.buf, a.bytes));
+    assert_false(chain_verify(e[0], 8, a.buf, a.bytes)); /* returns early */
+    assert_false(chain_verify(e[0], 3, a.buf, a.bytes)); /* not back yet */
+    /* A link that leaves the buffer. */
+    *e[3] = a.buf + a.bytes;
+    assert_false(chain_verify(e[0], 4, a.buf, a.bytes));
+    /* A tail leading into a cycle that does not contain start (rho shape). */
+    *e[3] = e[1];
+    assert_false(chain_verify(e[0], 4, a.buf, a.bytes));
+    assert_false(chain_verify(NULL, 4, a.buf, a.bytes));
+    assert_false(chain_verify(e[0], 0, a.buf, a.bytes));
+    arena_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_single_cycle),  cmocka_unit_test(test_random_partial_line),
+        cmocka_unit_test(test_random_is_scattered),  cmocka_unit_test(test_random_uniform_cycles),
+        cmocka_unit_test(test_page_mode),            cmocka_unit_test(test_page_mode_geometries),
+        cmocka_unit_test(test_page_one_line_spread), cmocka_unit_test(test_page_unused_lines_untouched),
+        cmocka_unit_test(test_stride_mode),          cmocka_unit_test(test_stride_rotation_covers_sets),
+        cmocka_unit_test(test_deterministic),        cmocka_unit_test(test_tiny),
+        cmocka_unit_test(test_bad_params),           cmocka_unit_test(test_verify_rejects),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,245 @@
+/* test_stats.c - sorting, type-7 percentiles, mean/stddev, robust CV and the adaptive stop rule. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bench/rand.h"
+#include "bench/stats.h"
+
+#define assert_near(a, b, eps)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (eps)))                                                             \
+            fail_msg("%s = %.17g, expected %.17g +- %g", #a, a_, b_, (double)(eps));               \
+    } while (0)
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_sort_matches_reference(void **state)
+{
+    (void)state;
+    struct rand r;
+    rand_seed(&r, 1);
+    static const size_t sizes[] = {0, 1, 2, 3, 4, 5, 7, 16, 31, 100, 1000, 4097};
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        for (int kind = 0; kind < 5; kind++) {
+            size_t n = sizes[s];
+            double *v = malloc((n + 1) * sizeof(double)), *ref = malloc((n + 1) * sizeof(double));
+            for (size_t i = 0; i < n; i++) {
+                switch (kind) {
+                case 0: v[i] = rand_double(&r) * 200 - 100; break;      /* random, negative too */
+                case 1: v[i] = (double)rand_below(&r, 4); break;         /* many duplicates */
+                case 2: v[i] = (double)i; break;                         /* sorted */
+                case 3: v[i] = (double)(n - i); break;                   /* reversed */
+                default: v[i] = i % 3 ? INFINITY * (i % 2 ? 1 : -1) : 1.5; /* infinities */
+                }
+            }
+            memcpy(ref, v, n * sizeof(double));
+            qsort(ref, n, sizeof(double), cmp_double);
+            stats_sort(v, n);
+            for (size_t i = 0; i < n; i++)
+                assert_true(v[i] == ref[i]);
+            free(v);
+            free(ref);
+        }
+    }
+    stats_sort(NULL, 5); /* tolerated */
+}
+
+static void test_sort_nan_last(void **state)
+{
+    (void)state;
+    double v[] = {3, NAN, 1, NAN, -2, 5, NAN};
+    stats_sort(v, 7);
+    assert_true(v[0] == -2 && v[1] == 1 && v[2] == 3 && v[3] == 5);
+    assert_true(isnan(v[4]) && isnan(v[5]) && isnan(v[6]));
+}
+
+/* Values as numpy.percentile(x, q) (linear, type 7) gives them. */
+static void test_quantiles_type7(void **state)
+{
+    (void)state;
+    const double four[] = {1, 2, 3, 4};
+    assert_near(stats_quantile_sorted(four, 4, 0.5), 2.5, 1e-12);
+    assert_near(stats_quantile_sorted(four, 4, 0.1), 1.3, 1e-12);
+    assert_near(stats_quantile_sorted(four, 4, 0.9), 3.7, 1e-12);
+    const double five[] = {10, 20, 30, 40, 50};
+    assert_near(stats_quantile_sorted(five, 5, 0.5), 30, 1e-12);
+    assert_near(stats_quantile_sorted(five, 5, 0.1), 14, 1e-12);
+    assert_near(stats_quantile_sorted(five, 5, 0.9), 46, 1e-12);
+    assert_near(stats_quantile_sorted(five, 5, 0.0), 10, 0);
+    assert_near(stats_quantile_sorted(five, 5, 1.0), 50, 0);
+    assert_near(stats_quantile_sorted(five, 5, -3), 10, 0); /* clamped */
+    assert_near(stats_quantile_sorted(five, 5, 7), 50, 0);
+    assert_near(stats_quantile_sorted(five, 5, NAN), 10, 0);
+    const double one[] = {42};
+    assert_near(stats_quantile_sorted(one, 1, 0.37), 42, 0);
+    assert_near(stats_quantile_sorted(one, 0, 0.5), 0, 0);
+    assert_near(stats_quantile_sorted(NULL, 3, 0.5), 0, 0);
+}
+
+static void test_compute_known(void **state)
+{
+    (void)state;
+    double v[] = {9, 2, 5, 4, 4, 7, 4, 5}; /* mean 5, sum of squared deviations 32 */
+    struct stats s;
+    stats_compute(v, 8, &s);
+    assert_int_equal(s.n, 8);
+    assert_near(s.min, 2, 0);
+    assert_near(s.max, 9, 0);
+    assert_near(s.mean, 5, 1e-12);
+    assert_near(s.median, 4.5, 1e-12);
+    assert_near(s.p10, 2 + 0.7 * 2, 1e-12); /* h = 0.7 between 2 and 4 */
+    assert_near(s.p90, 7 + 0.3 * 2, 1e-12); /* h = 6.3 between 7 and 9 */
+    assert_near(s.stddev, sqrt(32.0 / 7.0), 1e-12);
+    assert_near(s.cv, sqrt(32.0 / 7.0) / 5, 1e-12);
+    for (int i = 1; i < 8; i++) /* sorted in place */
+        assert_true(v[i - 1] <= v[i]);
+}
+
+static void test_compute_edges(void **state)
+{
+    (void)state;
+    struct stats s;
+    memset(&s, 0x55, sizeof(s));
+    stats_compute(NULL, 0, &s);
+    assert_int_equal(s.n, 0);
+    assert_near(s.median, 0, 0);
+    assert_near(s.cv, 0, 0);
+
+    double one[] = {7.5};
+    stats_compute(one, 1, &s);
+    assert_int_equal(s.n, 1);
+    assert_true(s.min == 7.5 && s.p10 == 7.5 && s.median == 7.5 && s.p90 == 7.5 && s.max == 7.5);
+    assert_near(s.stddev, 0, 0);
+    assert_near(s.cv, 0, 0);
+
+    /* NaNs are dropped, not averaged in. */
+    double withnan[] = {NAN, 1, 3, NAN};
+    stats_compute(withnan, 4, &s);
+    assert_int_equal(s.n, 2);
+    assert_near(s.mean, 2, 1e-12);
+    assert_near(s.median, 2, 1e-12);
+    double allnan[] = {NAN, NAN};
+    stats_compute(allnan, 2, &s);
+    assert_int_equal(s.n, 0);
+    assert_near(s.mean, 0, 0);
+
+    /* Zero mean: cv stays finite. */
+    double sym[] = {-1, 1};
+    stats_compute(sym, 2, &s);
+    assert_near(s.cv, 0, 0);
+    assert_near(s.stddev, sqrt(2.0), 1e-12);
+    stats_compute(sym, 2, NULL); /* tolerated */
+
+    /* Large offset: two-pass variance keeps precision where sum-of-squares would not. */
+    double big[] = {1e9 + 1, 1e9 + 2, 1e9 + 3};
+    stats_compute(big, 3, &s);
+    assert_near(s.stddev, 1.0, 1e-9);
+}
+
+static void test_sqrt(void **state)
+{
+    (void)state;
+    struct rand r;
+    rand_seed(&r, 4);
+    for (int i = 0; i < 20000; i++) {
+        double x = ldexp(rand_double(&r) + 0.5, (int)rand_below(&r, 400) - 200);
+        double want = sqrt(x);
+        assert_true(fabs(stats_sqrt(x) - want) <= want * 4e-16);
+    }
+    assert_true(stats_sqrt(0) == 0);
+    assert_true(stats_sqrt(4) == 2);
+    assert_true(stats_sqrt(1e-310) > 0 && fabs(stats_sqrt(1e-310) - sqrt(1e-310)) <= sqrt(1e-310) * 1e-15);
+    assert_true(isnan(stats_sqrt(-1)));
+    assert_true(isnan(stats_sqrt(NAN)));
+    assert_true(isinf(stats_sqrt(INFINITY)));
+}
+
+static void test_robust_cv(void **state)
+{
+    (void)state;
+    double same[] = {5, 5, 5, 5};
+    assert_near(stats_robust_cv(same, 4), 0, 0);
+    /* median 3, |deviations| {2, 1, 0, 1, 97} -> MAD 1 */
+    double v[] = {1, 2, 3, 4, 100};
+    assert_near(stats_robust_cv(v, 5), 1.4826 / 3, 1e-12);
+    /* const input is left as it was */
+    assert_true(v[4] == 100 && v[0] == 1);
+
+    /* One huge outlier: classic CV explodes, the robust one does not. */
+    struct rand r;
+    rand_seed(&r, 8);
+    double w[101];
+    for (int i = 0; i < 100; i++)
+        w[i] = 100 + (rand_double(&r) - 0.5); /* uniform +-0.5: sd 0.29 */
+    w[100] = 1e6;
+    double rcv = stats_robust_cv(w, 101);
+    assert_true(rcv > 0.001 && rcv < 0.006);
+    double copy[101];
+    memcpy(copy, w, sizeof(w));
+    struct stats s;
+    stats_compute(copy, 101, &s);
+    assert_true(s.cv > 1);
+
+    double zero_med[] = {0, 0, 0, 1, 2, -3, 0, 5};
+    assert_true(isinf(stats_robust_cv(zero_med, 8)));
+    assert_near(stats_robust_cv(NULL, 3), 0, 0);
+}
+
+/* Only the most recent STATS_STOP_WINDOW samples count. */
+static void test_robust_cv_window(void **state)
+{
+    (void)state;
+    size_t n = 3 * STATS_STOP_WINDOW;
+    double *v = malloc(n * sizeof(double));
+    struct rand r;
+    rand_seed(&r, 2);
+    for (size_t i = 0; i < n; i++)
+        v[i] = i < n - STATS_STOP_WINDOW ? rand_double(&r) * 1000 : 10.0;
+    assert_near(stats_robust_cv(v, n), 0, 0);
+    assert_true(stats_robust_cv(v, n - STATS_STOP_WINDOW + 1) > 0.1);
+    free(v);
+}
+
+static void test_should_stop(void **state)
+{
+    (void)state;
+    double flat[50], noisy[50];
+    for (int i = 0; i < 50; i++) {
+        flat[i] = 10.0 + (i % 2) * 0.01; /* robust cv ~ 0.0007 */
+        noisy[i] = 10.0 + (i % 5) * 2.0; /* robust cv ~ 0.3 */
+    }
+    assert_false(stats_should_stop(flat, 4, 5, 50, 0.01)); /* below min_n */
+    assert_true(stats_should_stop(flat, 5, 5, 50, 0.01));
+    assert_false(stats_should_stop(noisy, 20, 5, 50, 0.01));
+    assert_true(stats_should_stop(noisy, 20, 5, 50, 0.5));
+    assert_true(stats_should_stop(noisy, 50, 5, 50, 0.01));  /* max_n reached */
+    assert_false(stats_should_stop(noisy, 49, 5, 0, 0.01));  /* max_n 0: no cap */
+    assert_false(stats_should_stop(flat, 40, 5, 50, 0));     /* target 0: never early */
+    assert_false(stats_should_stop(flat, 40, 5, 50, -1));
+    assert_false(stats_should_stop(flat, 40, 5, 50, NAN));
+    assert_true(stats_should_stop(flat, 3, 5, 3, 0.01));     /* max below min: max wins */
+    assert_false(stats_should_stop(flat, 0, 0, 0, 0.5));     /* nothing to judge */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sort_matches_reference), cmocka_unit_test(test_sort_nan_last),
+        cmocka_unit_test(test_quantiles_type7),        cmocka_unit_test(test_compute_known),
+        cmocka_unit_test(test_compute_edges),          cmocka_unit_test(test_sqrt),
+        cmocka_unit_test(test_robust_cv),              cmocka_unit_test(test_robust_cv_window),
+        cmocka_unit_test(test_should_stop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
