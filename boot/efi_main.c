@@ -152,7 +152,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
         ucs2_to_ascii(ST->FirmwareVendor, 63, bi->fw_vendor, sizeof(bi->fw_vendor));
 
     a = TRAMPOLINE_MAX;
-    if (EFI_ERROR(alloc_pages(AllocateMaxAddress, 4096, &a)) || a < 0x1000)
+    if (EFI_ERROR(alloc_pages(AllocateMaxAddress, BOOT_TRAMPOLINE_BYTES, &a)) || a < 0x1000)
         a = 0;
     bi->trampoline = a;
     a = 0;

@@ -8,6 +8,9 @@
 #define BOOT_MAX_MMAP 512
 #define BOOT_CFG_MAX 8192
 #define BOOT_ARGS_MAX 2048
+/* Below 1 MiB for the AP trampoline: page 0 real-mode code + data, page 1 a PML4 copy that a
+ * 32-bit CR3 load can reach. */
+#define BOOT_TRAMPOLINE_BYTES 8192
 
 /* One UEFI memory descriptor, with the UEFI type kept as is (EfiConventionalMemory = 7, ...). */
 struct boot_mmap_entry {
@@ -42,7 +45,7 @@ struct boot_info {
     char cfg[BOOT_CFG_MAX];
     /* UEFI load options converted from UCS-2 to ASCII (non-ASCII becomes '?'). */
     char args[BOOT_ARGS_MAX];
-    /* 4 KiB page below 1 MiB reserved for the AP trampoline (0 if none could be had). */
+    /* BOOT_TRAMPOLINE_BYTES below 1 MiB reserved for the AP trampoline (0 if none could be had). */
     uint64_t trampoline;
     /* Where this image lives, and the kernel stack boot/ allocated and switched to. */
     uint64_t image_base, image_size;

@@ -64,7 +64,7 @@ static const struct cfg_key keys[CFG_KEY_COUNT] = {
     [CFG_KEY_TIME_BUDGET_MS] = {"time_budget_ms", K_UINT, FIELD(time_budget_ms), 600000,
                                 "a number 0..600000", "0",
                                 "time per measured point in ms; 0 takes the profile's default"},
-    [CFG_KEY_CRASH_TEST] = {"crash_test", K_WORD, FIELD(crash_test), 0, "none|ud|gp|pf|nested", "none",
+    [CFG_KEY_CRASH_TEST] = {"crash_test", K_WORD, FIELD(crash_test), 0, "none|ud|gp|pf|nested|ap_ud|ap_hang", "none",
                             "fault on purpose after the machine description, to test crash reports"},
 };
 

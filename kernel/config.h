@@ -28,7 +28,7 @@ struct config {
     uint64_t seed;
     char serialize[8];    /* lfence|cpuid */
     uint32_t time_budget_ms; /* per point, 0 = profile default */
-    char crash_test[8];   /* none|ud|gp|pf|nested: fault on purpose to test crash reports */
+    char crash_test[8];   /* none|ud|gp|pf|nested|ap_ud|ap_hang: fault on purpose (tests) */
     uint32_t set_mask;    /* bit CFG_SET(key) per key given explicitly */
 };
 

@@ -12,6 +12,7 @@
 #include "kernel/power.h"
 #include "kernel/report.h"
 #include "kernel/selftest.h"
+#include "kernel/smp.h"
 
 struct kernel K;
 
@@ -192,6 +193,19 @@ static void calibrate_time(void)
     time_core_ratio(&K.time, K.cpu.feat.aperfmperf);
 }
 
+static void crash_hang_job(void *arg)
+{
+    (void)arg;
+    for (;;)
+        cpu_pause();
+}
+
+static void crash_ud_job(void *arg)
+{
+    (void)arg;
+    __asm__ volatile("ud2");
+}
+
 /* crash_test=KIND: fault on purpose so tests can check the crash report and the `crashed` end. */
 static void crash_test(const char *kind)
 {
@@ -208,6 +222,21 @@ static void crash_test(const char *kind)
     }
     if (!strcmp(kind, "nested"))
         panic_inject_nested_fault();
+    if (!strcmp(kind, "ap_hang") || !strcmp(kind, "ap_ud")) {
+        const struct smp_cpu *c = smp_online(smp_cpu_count() - 1);
+        if (!c || c->index == 0) {
+            kprintf("crash_test=%s needs an AP; none online\n", kind);
+            return;
+        }
+        if (kind[3] == 'h') {
+            /* A job that never returns: the wait must time out, report and carry on. */
+            smp_run_on(c->index, crash_hang_job, NULL, 200000);
+            kprintf("crash_test=ap_hang: run continues with %u CPU(s)\n", smp_cpu_count());
+            return;
+        }
+        smp_run_on(c->index, crash_ud_job, NULL, SMP_DEFAULT_TIMEOUT_US);
+        return;
+    }
     (void)*p;
 }
 
@@ -268,11 +297,16 @@ void kernel_main(struct boot_info *bi)
         map_mmio(K.apic.base);
     if (K.serial.mmio)
         map_mmio(K.serial.base);
-    K.cpus = 1;
     K.cpus_madt = K.acpi_ok ? K.acpi->cpus_enabled : 0;
-    K.cpus_note = "BSP only: SMP bring-up not done; MADT lists cpus_madt";
 
     calibrate_time();
+    if (K.cfg_error) {
+        K.cpus = 1;
+        K.cpus_note = "config error: APs not started";
+    } else {
+        K.cpus = smp_init();
+        K.cpus_note = "CPUs that answered INIT-SIPI-SIPI, the BSP included (see the smp record)";
+    }
     report_run();
 
     if (K.cfg_error) {
@@ -289,6 +323,7 @@ void kernel_main(struct boot_info *bi)
     report_machine();
     selftest_fixups();
     selftest_paging();
+    selftest_smp();
     crash_test(K.cfg.crash_test);
     bench_run_selected();
     finish(RUN_OK);

@@ -4,6 +4,7 @@
 #include "kernel/kernel.h"
 #include "kernel/out.h"
 #include "kernel/paging.h"
+#include "kernel/smp.h"
 
 static const char *cache_type_name(uint8_t t)
 {
@@ -302,9 +303,40 @@ static void dump_acpi_tables(void)
     }
 }
 
+static void report_smp(void)
+{
+    struct json *j = rec_begin("smp");
+    json_kv_uint(j, "cpus_listed", smp_cpu_total());
+    json_kv_uint(j, "cpus_online", smp_cpu_count());
+    json_kv_str(j, "method", "INIT-SIPI-SIPI");
+    json_kv_str(j, "apic_mode", K.apic.x2apic ? "x2apic" : "xapic");
+    json_kv_hex(j, "trampoline", K.bi->trampoline);
+    json_key(j, "cpus");
+    json_arr_begin(j);
+    for (uint32_t i = 0; i < smp_cpu_total(); i++) {
+        const struct smp_cpu *c = smp_cpu(i);
+        json_obj_begin(j);
+        json_kv_uint(j, "index", c->index);
+        json_kv_uint(j, "apic_id", c->apic_id);
+        json_kv_int(j, "node", c->node);
+        json_kv_uint(j, "package", c->package);
+        json_kv_uint(j, "core", c->core);
+        json_kv_uint(j, "smt", c->smt);
+        json_kv_bool(j, "online", c->online);
+        if (c->fail_reason)
+            json_kv_str(j, "reason", c->fail_reason);
+        json_obj_end(j);
+        if (!c->online)
+            kprintf("smp: CPU %u (APIC ID %u) not used: %s\n", i, c->apic_id, c->fail_reason);
+    }
+    json_arr_end(j);
+    rec_end();
+}
+
 void report_machine(void)
 {
     report_cpu();
+    report_smp();
     report_topology();
     report_memory();
     if (K.acpi_ok)

@@ -8,6 +8,7 @@
 #include "kernel/msr.h"
 #include "kernel/out.h"
 #include "kernel/paging.h"
+#include "kernel/smp.h"
 
 struct check {
     const char *name;
@@ -126,5 +127,54 @@ int selftest_paging(void)
     paging_map(base, want, have_1g ? PAGE_1G : PAGE_2M, CACHE_WB);
     pmm_free(K.pmm, base, want);
     kprintf("self-test: page sizes 4K/2M%s %s\n", have_1g ? "/1G" : "", failed ? "FAILED" : "ok");
+    return failed;
+}
+
+struct smp_probe {
+    uint32_t apic_id;
+    uint64_t cr0, cr4;
+    double sum; /* exercises SSE on the AP */
+};
+
+static void smp_probe_job(void *arg)
+{
+    struct smp_probe *p = arg;
+    uint32_t r[4];
+    cpuid_raw(1, 0, r);
+    p->apic_id = r[1] >> 24;
+    p->cr0 = read_cr0();
+    p->cr4 = read_cr4();
+    double s = 0;
+    for (int i = 1; i <= 100; i++)
+        s += 1.0 / (double)i;
+    p->sum = s;
+}
+
+/* Dispatch a job to every AP: it must run there (its own APIC ID), with caches on and SSE usable. */
+int selftest_smp(void)
+{
+    int failed = 0;
+    struct json *j = rec_begin("selftest");
+    json_kv_str(j, "name", "smp");
+    json_key(j, "checks");
+    json_arr_begin(j);
+    for (uint32_t i = 1; i < smp_cpu_count(); i++) {
+        const struct smp_cpu *c = smp_online(i);
+        struct smp_probe p = {0};
+        int rc = smp_run_on(c->index, smp_probe_job, &p, SMP_DEFAULT_TIMEOUT_US);
+        bool ok = rc == 0 && (p.apic_id == (c->apic_id & 0xFF)) && !(p.cr0 & (CR0_CD | CR0_NW)) &&
+                  (p.cr4 & CR4_OSFXSR) && p.sum > 5.18 && p.sum < 5.19;
+        failed += !ok;
+        json_obj_begin(j);
+        json_kv_uint(j, "cpu", c->index);
+        json_kv_uint(j, "apic_id", c->apic_id);
+        json_kv_str(j, "status", ok ? "ok" : "failed");
+        json_kv_str(j, "detail", rc ? "job did not finish" : ok ? "ran on its own CPU, caches on, SSE on" : "wrong CPU state");
+        json_obj_end(j);
+    }
+    json_arr_end(j);
+    json_kv_str(j, "status", failed ? "failed" : "ok");
+    rec_end();
+    kprintf("self-test: job dispatch to %u AP(s) %s\n", smp_cpu_count() - 1, failed ? "FAILED" : "ok");
     return failed;
 }

@@ -6,5 +6,7 @@
 int selftest_fixups(void);
 /* Remaps a buffer with 4 KiB, 2 MiB and (if supported) 1 GiB pages and checks it; `selftest` record. */
 int selftest_paging(void);
+/* Runs a probe job on every AP (right CPU, caches on, SSE usable); `selftest` record. */
+int selftest_smp(void);
 
 #endif
