@@ -1,0 +1,91 @@
+/* encode.h - bit-exact builders for PMU control-register values (Intel core/uncore, AMD, NetBurst). */
+#ifndef PMB_PMU_ENCODE_H
+#define PMB_PMU_ENCODE_H
+
+#include "kernel/klib.h"
+#include "pmu/msr_pmu.h"
+
+/* IA32_PERFEVTSELx fields ([NHM] Table 10). Out-of-range values are masked to the field width;
+ * callers that must reject them check with the *_MAX constants first. */
+struct pmu_evtsel {
+    uint8_t event;
+    uint8_t umask;
+    uint8_t cmask;
+    bool usr, os, edge, pc, int_en, any, en, inv;
+};
+uint64_t pmu_enc_perfevtsel(const struct pmu_evtsel *f);
+void pmu_dec_perfevtsel(uint64_t v, struct pmu_evtsel *f);
+
+/* Replace the 4-bit field of fixed counter idx in an IA32_FIXED_CTR_CTRL value ([NHM] Table 8/9).
+ * os -> CPL0 (01b), usr -> CPL>0 (10b). idx >= 16 returns cur unchanged. */
+uint64_t pmu_enc_fixed_ctrl(uint64_t cur, unsigned idx, bool os, bool usr, bool any, bool pmi);
+/* IA32_PERF_GLOBAL_CTRL: PMC enables in 31:0, fixed enables from bit 32. */
+uint64_t pmu_enc_global_ctrl(uint32_t pmc_mask, uint32_t fixed_mask);
+/* IA32_PERF_GLOBAL_OVF_CTRL value clearing every overflow bit of n_pmc/n_fixed counters plus
+ * UNC_Ovf, OvfBuf and CondChgd ([NHM] Table 7). */
+uint64_t pmu_enc_global_ovf_clear_all(unsigned n_pmc, unsigned n_fixed);
+/* IA32_PEBS_ENABLE (Nehalem layout, [NHM] Table 14). */
+uint64_t pmu_enc_pebs_enable(uint32_t pebs_pmc_mask, uint32_t ll_pmc_mask);
+/* MSR_PEBS_LD_LAT_THRESHOLD: 0 on success, -1 when cycles is outside [3, 65535] ([NHM] Table 17). */
+int pmu_enc_ldlat(uint32_t cycles, uint64_t *out);
+
+/* MSR_OFFCORE_RSP_x ([NHM] Table 12): request bits 7:0, response bits 15:8. Returns -1 (and
+ * still stores the value) when either half is empty - such a value counts nothing. */
+int pmu_enc_offcore_rsp(uint8_t request, uint8_t response, uint64_t *out);
+bool pmu_offcore_rsp_valid(uint64_t v);
+
+/* Nehalem uncore MSR_UNCORE_PERFEVTSELx ([SDM] Figure 18-32). */
+struct pmu_unc_evtsel {
+    uint8_t event;
+    uint8_t umask;
+    uint8_t cmask;
+    bool occ_ctr_rst, edge, pmi, en, inv;
+};
+uint64_t pmu_enc_uncore_evtsel(const struct pmu_unc_evtsel *f);
+uint64_t pmu_enc_uncore_fixed_ctrl(bool en, bool pmi);
+uint64_t pmu_enc_uncore_global_ctrl(uint8_t pc_mask, bool fc0, uint8_t pmi_core_mask, bool pmi_frz);
+
+/* AMD PERF_CTLn ([AMD] APM 13.2.1): 12-bit event select split over 7:0 and 35:32. */
+struct pmu_amd_evtsel {
+    uint16_t event; /* 0..0xFFF */
+    uint8_t umask;
+    uint8_t cmask;
+    bool usr, os, edge, int_en, en, inv, guest_only, host_only;
+};
+uint64_t pmu_enc_amd_evtsel(const struct pmu_amd_evtsel *f);
+void pmu_dec_amd_evtsel(uint64_t v, struct pmu_amd_evtsel *f);
+
+/* NetBurst ESCR / CCCR words ([P4], msr_pmu.h tables). */
+struct pmu_p4_escr {
+    uint8_t event_select; /* 6 bits */
+    uint16_t event_mask;  /* 16 bits */
+    uint8_t tag_value;    /* 4 bits */
+    bool tag_enable, t0_os, t0_usr, t1_os, t1_usr;
+};
+uint64_t pmu_enc_p4_escr(const struct pmu_p4_escr *f);
+void pmu_dec_p4_escr(uint64_t v, struct pmu_p4_escr *f);
+
+struct pmu_p4_cccr {
+    uint8_t escr_select;   /* 3 bits */
+    uint8_t active_thread; /* P4_CCCR_ACTIVE_THREAD_* */
+    uint8_t threshold;     /* 4 bits */
+    bool enable, compare, complement, edge, force_ovf, ovf_pmi_t0, ovf_pmi_t1, cascade;
+};
+uint64_t pmu_enc_p4_cccr(const struct pmu_p4_cccr *f);
+void pmu_dec_p4_cccr(uint64_t v, struct pmu_p4_cccr *f);
+
+/* One NetBurst ESCR: its MSR, the value the CCCR's ESCR-select field must hold to route it, and
+ * the counters (bit i = MSR_P4_PERFCTR(i)) it can feed ([P4] ESCR/counter table). */
+struct p4_escr_info {
+    const char *name;
+    uint32_t msr;
+    uint8_t cccr_select;
+    uint32_t counters;
+    bool model_1_2_only; /* IQ_ESCR0/1 are absent from model 3 on */
+};
+extern const struct p4_escr_info p4_escr_table[];
+extern const unsigned p4_escr_table_len;
+const struct p4_escr_info *pmu_p4_escr_by_msr(uint32_t msr);
+const struct p4_escr_info *pmu_p4_escr_by_name(const char *name);
+
+#endif
