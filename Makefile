@@ -103,5 +103,14 @@ boot-test: deps efi usb
 test: deps efi usb $(UNIT_BINS)
 	$(PYTHON) tests/run_tests.py --unit $(UNIT_BINS) --boot
 
+# Secure Boot: sign with your db key. Without KEY/CERT, Debian's OVMF test ("snakeoil") key is used,
+# which only OVMF_VARS_4M.snakeoil.fd trusts - fine for the QEMU test, never for a real machine.
+SNAKEOIL_KEY := /usr/share/ovmf/PkKek-1-snakeoil.key
+SNAKEOIL_CERT := /usr/share/ovmf/PkKek-1-snakeoil.pem
+sign: $(BUILD)/pmubench.efi
+	@if [ -z "$(KEY)" ]; then echo "sign: no KEY=/CERT= given, using the OVMF snakeoil test key"; fi
+	PMB_KEY_PASS=$${PMB_KEY_PASS:-snakeoil} scripts/sign.sh $(or $(KEY),$(SNAKEOIL_KEY)) \
+	    $(or $(CERT),$(SNAKEOIL_CERT)) $(BUILD)/pmubench.efi $(BUILD)/pmubench.signed.efi
+
 clean:
 	rm -rf $(BUILD)

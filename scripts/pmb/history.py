@@ -1,0 +1,58 @@
+"""Trend table and plot of figures across the runs in the history database."""
+from . import db, figures
+
+# Shown when no --figure is given: the Table 2 rows, in the guide's units.
+DEFAULT_FIGURES = ["data_source/%s/%s" % (s, figures.GUIDE_TABLE2[s][0]) for s in figures.DATA_SOURCES]
+
+
+def select_names(conn, query=None):
+    names = [r[0] for r in conn.execute("SELECT DISTINCT name FROM figures ORDER BY name")]
+    if query is None:
+        return [n for n in DEFAULT_FIGURES if n in names]
+    return [n for n in names if figures.matches(n, query)]
+
+
+def trend(conn, names, machine_id=None, last=None):
+    """(runs, {name: {run_id: value}}, {run_id: {name: verdict}}) for the chosen runs."""
+    runs = list(db.runs_of(conn, machine_id))
+    if last:
+        runs = runs[-last:]
+    ids = [r["id"] for r in runs]
+    values = {n: {} for n in names}
+    verdicts = {}
+    if ids and names:
+        q = ",".join("?" * len(ids))
+        qn = ",".join("?" * len(names))
+        for row in conn.execute("SELECT run_id, name, value FROM figures WHERE run_id IN (%s) AND name IN (%s)"
+                                % (q, qn), ids + names):
+            values[row["name"]][row["run_id"]] = row["value"]
+        for row in conn.execute("SELECT run_id, name, verdict FROM comparisons WHERE run_id IN (%s) AND name IN (%s)"
+                                % (q, qn), ids + names):
+            verdicts.setdefault(row["run_id"], {})[row["name"]] = row["verdict"]
+    return runs, values, verdicts
+
+
+def table(runs, names, values, verdicts):
+    """Markdown trend table: one row per run, one column per figure; '!' marks a regression and
+    '+' an improvement found when that run was ingested."""
+    head = ["Run", "Ingested (UTC)", "Machine", "Status", "crc32"] + names
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in runs:
+        cells = [str(r["id"]), r["ingested_at"], str(r["machine_id"]), r["status"], r["crc32"]]
+        for n in names:
+            v = values[n].get(r["id"])
+            mark = {"regressed": " !", "improved": " +"}.get(verdicts.get(r["id"], {}).get(n), "")
+            cells.append("" if v is None else ("%.4g" % v) + mark)
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def plot(runs, names, values, title="pmubench history"):
+    from . import plots
+    series = {}
+    for n in names:
+        pts = [(r["id"], values[n][r["id"]], None) for r in runs if r["id"] in values[n]]
+        if pts:
+            series[n] = pts
+    units = {n.rsplit("/", 1)[-1] for n in series}
+    return plots.trend(title, series, "/".join(sorted(units)) or "value")

@@ -1,0 +1,145 @@
+"""Nightly regression check: ingest a verified run, compare every figure with a baseline (median of
+the last N good runs of the same machine identity) and write JUnit XML.
+
+Tolerance (docs/host-tools.md, "Tolerance formula"), for a figure with baseline median B:
+    s_between = 1.4826 * MAD(baseline values) / |B|      (0 with fewer than 3 baseline runs)
+    spread    = sqrt(cv_run^2 + median(cv_baseline)^2 + s_between^2)
+    allowed   = max(K * spread * |B|, floor_rel[group] * |B|, floor_abs[unit])
+    worse     = value - B for lower-is-better figures, B - value for higher-is-better
+    regressed if worse > allowed; improved if -worse > allowed.
+"""
+import math
+import statistics
+import xml.etree.ElementTree as ET
+
+from . import db
+
+K = 3.0
+FLOOR_REL = {"default": 0.05, "bandwidth": 0.05, "latency_sweep": 0.05, "data_source": 0.05,
+             "penalty": 0.10, "branch": 0.10, "c2c": 0.10, "cycle_accounting": 0.10,
+             "loaded_latency": 0.10, "pebs_latency": 0.10, "pmu_selftest": 0.0}
+FLOOR_ABS = {"cycles": 0.5, "ns": 0.2, "bytes/s": 0.0, "pass": 0.5}
+MAD_SIGMA = 1.4826   # MAD -> standard deviation for normally distributed data
+
+
+class Comparison:
+    __slots__ = ("name", "value", "baseline", "baseline_runs", "allowed", "verdict", "unit", "better", "detail")
+
+    def __init__(self, name, value, baseline, baseline_runs, allowed, verdict, unit="", better="lower", detail=""):
+        self.name = name
+        self.value = value
+        self.baseline = baseline
+        self.baseline_runs = baseline_runs
+        self.allowed = allowed
+        self.verdict = verdict
+        self.unit = unit
+        self.better = better
+        self.detail = detail
+
+
+def tolerance(name, unit, baseline_values, cv_run, cv_baseline, k=K):
+    """Allowed absolute deviation from the baseline median (see module doc)."""
+    b = statistics.median(baseline_values)
+    ab = abs(b)
+    s_between = 0.0
+    if len(baseline_values) >= 3 and ab > 0:
+        mad = statistics.median(abs(v - b) for v in baseline_values)
+        s_between = MAD_SIGMA * mad / ab
+    cvs = [c for c in cv_baseline if c is not None]
+    c_base = statistics.median(cvs) if cvs else 0.0
+    c_run = cv_run or 0.0
+    spread = math.sqrt(c_run ** 2 + c_base ** 2 + s_between ** 2)
+    group = name.split("/", 1)[0]
+    floor_rel = FLOOR_REL.get(group, FLOOR_REL["default"])
+    return b, max(k * spread * ab, floor_rel * ab, FLOOR_ABS.get(unit, 0.0))
+
+
+def compare(conn, run_id, n=5, k=K):
+    """[Comparison] for every figure of run_id against its baseline runs."""
+    base_ids = db.baseline_runs(conn, run_id, n)
+    cur = db.figures_of(conn, run_id)
+    base = [db.figures_of(conn, b) for b in base_ids]
+    out = []
+    names = list(cur) + sorted({nm for bf in base for nm in bf} - set(cur))
+    for name in names:
+        f = cur.get(name)
+        vals = [bf[name]["value"] for bf in base if name in bf]
+        cvs = [bf[name]["cv"] for bf in base if name in bf]
+        if f is None:
+            out.append(Comparison(name, None, statistics.median(vals), len(vals), None, "missing",
+                                  detail="in the baseline, absent in this run"))
+            continue
+        if not vals:
+            out.append(Comparison(name, f["value"], None, 0, None, "new", f["unit"], f["better"],
+                                  "no baseline value"))
+            continue
+        b, allowed = tolerance(name, f["unit"], vals, f["cv"], cvs, k)
+        worse = f["value"] - b if f["better"] == "lower" else b - f["value"]
+        verdict = "regressed" if worse > allowed else "improved" if -worse > allowed else "ok"
+        rel = (worse / abs(b)) if b else float("inf") if worse else 0.0
+        out.append(Comparison(name, f["value"], b, len(vals), allowed, verdict, f["unit"], f["better"],
+                              "%s %s vs baseline %s (median of %d), %+.1f%% %s, allowed %.3g"
+                              % (_g(f["value"]), f["unit"], _g(b), len(vals), 100 * rel,
+                                 "worse" if worse > 0 else "better", allowed)))
+    return out
+
+
+def _g(v):
+    return "%.6g" % v if isinstance(v, float) else str(v)
+
+
+def junit(results, run_status, ident, crc, log_error=None, suite="pmubench.nightly"):
+    """JUnit XML (bytes): one testcase per figure; regressions are failures, new/missing skipped."""
+    ts = ET.Element("testsuite", name=suite)
+    props = ET.SubElement(ts, "properties")
+    for k_, v in (ident or {}).items():
+        ET.SubElement(props, "property", name="machine." + k_, value=str(v))
+    if crc:
+        ET.SubElement(props, "property", name="run.crc32", value=crc)
+    tests = failures = skipped = 0
+
+    def case(classname, name):
+        nonlocal tests
+        tests += 1
+        return ET.SubElement(ts, "testcase", classname=classname, name=name, time="0")
+
+    c = case("pmubench.log", "verify")
+    if log_error is not None:
+        ET.SubElement(c, "failure", message=log_error, type="LogError").text = log_error
+        failures += 1
+    else:
+        c = case("pmubench.run", "status")
+        if run_status != "ok":
+            ET.SubElement(c, "failure", message="run ended with status %s" % run_status, type="RunStatus")
+            failures += 1
+    for r in results:
+        c = case("pmubench." + r.name.split("/", 1)[0], r.name)
+        if r.verdict == "regressed":
+            ET.SubElement(c, "failure", message=r.detail, type="Regression").text = r.detail
+            failures += 1
+        elif r.verdict in ("new", "missing"):
+            ET.SubElement(c, "skipped", message=r.detail)
+            skipped += 1
+        elif r.detail:
+            ET.SubElement(c, "system-out").text = r.detail
+    ts.set("tests", str(tests))
+    ts.set("failures", str(failures))
+    ts.set("errors", "0")
+    ts.set("skipped", str(skipped))
+    root = ET.Element("testsuites", tests=str(tests), failures=str(failures), errors="0", skipped=str(skipped))
+    root.append(ts)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def summary_lines(results):
+    counts = {}
+    for r in results:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    lines = []
+    for r in results:
+        if r.verdict in ("regressed", "improved"):
+            lines.append("%-9s %s: %s" % (r.verdict.upper() if r.verdict == "regressed" else r.verdict, r.name, r.detail))
+    lines.append("figures: " + ", ".join("%d %s" % (n, v) for v, n in sorted(counts.items())) if counts
+                 else "figures: none")
+    return lines

@@ -1,0 +1,486 @@
+"""Render a verified run as Markdown, as self-contained HTML (plots embedded as base64 PNG), and as
+PNG files. The report is a list of blocks rendered by two small back ends, so both formats always
+say the same thing. A section whose records are absent says so instead of showing placeholders."""
+import base64
+import html
+import json
+import os
+import re
+
+from . import figures, plots
+from .plots import human_bytes
+
+
+class Doc:
+    def __init__(self):
+        self.blocks = []
+
+    def h(self, level, text):
+        self.blocks.append(("h", level, text))
+
+    def p(self, text):
+        self.blocks.append(("p", text))
+
+    def missing(self, what):
+        self.blocks.append(("p", "_Not in this run: %s._" % what))
+
+    def table(self, headers, rows):
+        self.blocks.append(("table", headers, rows))
+
+    def code(self, text):
+        self.blocks.append(("code", text))
+
+    def img(self, name, caption, png):
+        if png is not None:
+            self.blocks.append(("img", name, caption, png))
+
+    def images(self):
+        return [(b[1], b[3]) for b in self.blocks if b[0] == "img"]
+
+
+# ---- number formatting -----------------------------------------------------------------------
+
+def num(v, digits=3):
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+        return "" if v is None else str(v)
+    if isinstance(v, int) or float(v).is_integer() and abs(v) >= 1000:
+        return "{:,}".format(int(v))
+    a = abs(v)
+    if a >= 100:
+        return "%.0f" % v
+    if a >= 10:
+        return "%.1f" % v
+    return ("%%.%dg" % digits) % v
+
+
+def pct(v):
+    return "" if not isinstance(v, (int, float)) or isinstance(v, bool) else "%.1f%%" % (100 * v)
+
+
+def gbs(v):
+    return "" if not isinstance(v, (int, float)) else "%.2f" % (v / 1e9)
+
+
+def _isnum(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+# ---- sections --------------------------------------------------------------------------------
+
+def _core_hz(run):
+    r = run.run
+    hz, ratio = r.get("tsc_hz"), r.get("core_tsc_ratio")
+    if _isnum(hz) and hz > 0:
+        return hz * (ratio if _isnum(ratio) and ratio > 0 else 1.0)
+    return None
+
+
+def section_summary(doc, run):
+    r = run.run
+    cpu = r.get("cpu") or {}
+    doc.h(1, "pmubench report")
+    fam, model = cpu.get("family"), cpu.get("model")
+    rows = [
+        ["Tool version", r.get("version", "")],
+        ["CPU", cpu.get("brand", "")],
+        ["Vendor / family / model / stepping", "%s / %s / %s / %s" % (
+            cpu.get("vendor", "?"), fam, ("0x%x" % model) if isinstance(model, int) else model,
+            cpu.get("stepping"))],
+        ["Microarchitecture", cpu.get("uarch", "")],
+        ["TSC", "%s MHz (%s)" % (num(r["tsc_hz"] / 1e6) if _isnum(r.get("tsc_hz")) else "?",
+                                r.get("tsc_method", "?"))],
+        ["Core/TSC ratio", "%s (%s)" % (num(r.get("core_tsc_ratio")), r.get("core_tsc_method", "?"))],
+        ["Memory", human_bytes(r["memory_bytes"]) if _isnum(r.get("memory_bytes")) else "?"],
+        ["CPUs / NUMA nodes", "%s / %s" % (r.get("cpus", "?"), r.get("numa_nodes", "?"))],
+    ]
+    pmu = r.get("pmu") or {}
+    if pmu:
+        extra = ", ".join("%s=%s" % (k, v) for k, v in pmu.items() if k not in ("status", "reason"))
+        s = str(pmu.get("status", "?"))
+        if pmu.get("reason"):
+            s += " (%s)" % pmu["reason"]
+        rows.append(["PMU", s + ("; " + extra if extra else "")])
+    rows.append(["End", "status %s, %d records, crc32 %s" % (run.status, len(run.records), run.crc32)])
+    doc.table(["Item", "Value"], rows)
+    if run.warnings:
+        doc.p("Warnings: " + "; ".join(run.warnings))
+    caches = r.get("caches") or []
+    if caches:
+        doc.table(["Level", "Type", "Size", "Ways", "Line"],
+                  [[c.get("level"), c.get("type", ""), human_bytes(c["bytes"]) if _isnum(c.get("bytes")) else "",
+                    c.get("ways", ""), c.get("line", "")] for c in caches if isinstance(c, dict)])
+    cfg = r.get("config")
+    if isinstance(cfg, dict) and cfg:
+        doc.p("Effective configuration:")
+        doc.code("\n".join("%s=%s" % (k, v) for k, v in cfg.items()))
+
+
+def _guide_text(src):
+    unit, lo, hi = figures.GUIDE_TABLE2[src]
+    return ("~%d %s" % (lo, unit)) if lo == hi else ("~%d-%d %s" % (lo, hi, unit))
+
+
+def _vs_guide(src, value):
+    unit, lo, hi = figures.GUIDE_TABLE2[src]
+    if lo == hi:
+        return "%.2fx" % (value / lo)
+    if value < lo:
+        return "below range (%.2fx of %d)" % (value / lo, lo)
+    if value > hi:
+        return "above range (%.2fx of %d)" % (value / hi, hi)
+    return "within range"
+
+
+def section_table2(doc, run):
+    doc.h(2, "Data sources vs the guide's Table 2")
+    rows_by_src = {}
+    for r in run.by_type("data_source"):
+        rows_by_src[r.get("source")] = r
+    if not rows_by_src:
+        doc.missing("no `data_source` records")
+        return
+    doc.p("Guide: Intel Core i7 / Xeon 5500 performance analysis guide (L1D 4 and L2 10 cycles from "
+          "the memory subsystem section, the rest from Table 2). Spread is this run's coefficient of "
+          "variation over its samples.")
+    hz = _core_hz(run)
+    rows = []
+    for src in figures.DATA_SOURCES + [s for s in rows_by_src if s not in figures.GUIDE_TABLE2]:
+        r = rows_by_src.get(src)
+        guide = _guide_text(src) if src in figures.GUIDE_TABLE2 else ""
+        if r is None:
+            rows.append([src, guide, "not measured", "", "", "", "", "absent"])
+            continue
+        if r.get("status", "ok") != "ok":
+            rows.append([src, guide, "unavailable", "", "", "", r.get("method", ""),
+                         "%s: %s" % (r.get("status"), r.get("reason", ""))])
+            continue
+        unit = figures.GUIDE_TABLE2[src][0] if src in figures.GUIDE_TABLE2 else "cycles"
+        other = "ns" if unit == "cycles" else "cycles"
+        val, note = r.get(unit), ""
+        if not _isnum(val) and _isnum(r.get(other)) and hz:
+            val = r[other] * hz / 1e9 if unit == "cycles" else r[other] / hz * 1e9
+            note = " (converted)"
+        this = ("%s %s%s" % (num(val), unit, note)) if _isnum(val) else ""
+        oth = ("%s %s" % (num(r.get(other)), other)) if _isnum(r.get(other)) else ""
+        ratio = _vs_guide(src, val) if src in figures.GUIDE_TABLE2 and _isnum(val) else ""
+        rows.append([src, guide, this, oth, pct(r.get("cv")), ratio, r.get("method", ""), "ok"])
+    doc.table(["Source", "Guide", "This run", "Also", "Spread (CV)", "vs guide", "Method", "Status"], rows)
+
+
+def section_latency(doc, run, want_plots):
+    doc.h(2, "Latency vs working-set size")
+    pts = run.by_type("latency_sweep")
+    inferred = run.by_type("cache_inferred")
+    caches = [c for c in (run.run.get("caches") or []) if isinstance(c, dict) and c.get("type") != "instruction"]
+    if not pts:
+        doc.missing("no `latency_sweep` records")
+    else:
+        series = {}
+        for r in pts:
+            if _isnum(r.get("bytes")) and _isnum(r.get("ns")):
+                label = "%s, %s pages" % (r.get("mode", "?"), human_bytes(r.get("page_bytes", 0) or 0))
+                series.setdefault(label, []).append((r["bytes"], r["ns"]))
+        doc.table(["Working set", "Mode", "Page", "ns", "cycles", "TSC ticks", "CV", "Samples"],
+                  [[human_bytes(r.get("bytes", 0)), r.get("mode", ""),
+                    human_bytes(r["page_bytes"]) if _isnum(r.get("page_bytes")) else "",
+                    num(r.get("ns")), num(r.get("cycles")), num(r.get("tsc")), pct(r.get("cv")), r.get("samples", "")]
+                   for r in pts])
+        if want_plots:
+            doc.img("latency.png", "Latency vs working-set size; solid: CPUID cache sizes, dashed: inferred",
+                    plots.latency_vs_size(series, [(c.get("level"), c["bytes"]) for c in caches if _isnum(c.get("bytes"))],
+                                          [(c.get("level"), c["bytes"]) for c in inferred if _isnum(c.get("bytes"))]))
+    doc.h(3, "Cache levels: CPUID vs inferred from the sweep")
+    if not inferred:
+        doc.missing("no `cache_inferred` records")
+        return
+    doc.table(["Level", "CPUID size", "Inferred size", "Agrees", "ns", "cycles"],
+              [["L%s" % r.get("level"), human_bytes(r["cpuid_bytes"]) if _isnum(r.get("cpuid_bytes")) else "",
+                human_bytes(r["bytes"]) if _isnum(r.get("bytes")) else "", "yes" if r.get("agrees") else "no",
+                num(r.get("ns")), num(r.get("cycles"))] for r in inferred])
+
+
+def _matrix(recs, kf, kt, kv):
+    froms = sorted({r.get(kf) for r in recs if r.get(kf) is not None}, key=str)
+    tos = sorted({r.get(kt) for r in recs if r.get(kt) is not None}, key=str)
+    try:
+        froms.sort()
+        tos.sort()
+    except TypeError:
+        pass
+    cell = {(r.get(kf), r.get(kt)): r.get(kv) for r in recs}
+    m = [[cell.get((a, b)) if _isnum(cell.get((a, b))) else None for b in tos] for a in froms]
+    return froms, tos, m
+
+
+def _matrix_table(doc, froms, tos, m, corner):
+    doc.table([corner] + [str(t) for t in tos], [[str(a)] + [num(v) if v is not None else "" for v in row]
+                                                 for a, row in zip(froms, m)])
+
+
+def section_c2c(doc, run, want_plots):
+    doc.h(2, "Core-to-core transfer latency (c2c)")
+    recs = run.by_type("c2c")
+    if not recs:
+        doc.missing("no `c2c` records")
+        return
+    panels = []
+    for key, title in (("hit_ns", "clean line (HIT), ns"), ("hitm_ns", "modified line (HITM), ns")):
+        froms, tos, m = _matrix(recs, "from_cpu", "to_cpu", key)
+        doc.p("%s, rows: from CPU, columns: to CPU" % title.capitalize())
+        _matrix_table(doc, froms, tos, m, "from\\to")
+        panels.append((title, m))
+    if want_plots:
+        froms, tos, _ = _matrix(recs, "from_cpu", "to_cpu", "hit_ns")
+        doc.img("c2c.png", "Core-to-core latency heat maps", plots.heatmap("c2c", froms, tos, None, "ns", panels))
+
+
+def section_numa(doc, run, want_plots):
+    doc.h(2, "NUMA latency")
+    recs = run.by_type("numa_latency")
+    if not recs:
+        doc.missing("no `numa_latency` records")
+        return
+    froms, tos, m = _matrix(recs, "from_node", "to_node", "ns")
+    doc.p("ns, rows: CPU node, columns: memory node")
+    _matrix_table(doc, froms, tos, m, "node")
+    if want_plots:
+        doc.img("numa.png", "NUMA latency heat map", plots.heatmap("NUMA latency (ns)", froms, tos, m, "ns"))
+
+
+def section_loaded(doc, run, want_plots):
+    doc.h(2, "Loaded latency")
+    recs = run.by_type("loaded_latency")
+    if not recs:
+        doc.missing("no `loaded_latency` records")
+        return
+    doc.table(["Delay", "Bandwidth (GB/s)", "Latency (ns)"],
+              [[r.get("delay"), gbs(r.get("bytes_per_s")), num(r.get("ns"))] for r in recs])
+    if want_plots:
+        pts = [(r["bytes_per_s"] / 1e9, r["ns"]) for r in recs if _isnum(r.get("bytes_per_s")) and _isnum(r.get("ns"))]
+        doc.img("loaded_latency.png", "Loaded latency", plots.lines("Loaded latency", "bandwidth (GB/s)",
+                                                                     "latency (ns)", {"loaded": pts}))
+
+
+def section_bandwidth(doc, run, want_plots):
+    doc.h(2, "Bandwidth scaling")
+    recs = run.by_type("bandwidth")
+    if not recs:
+        doc.missing("no `bandwidth` records")
+        return
+    threads = sorted({r.get("threads") for r in recs if _isnum(r.get("threads"))})
+    groups = {}
+    for r in recs:
+        key = (r.get("kernel"), r.get("isa"), r.get("bytes"), r.get("node_from", 0), r.get("node_to", 0))
+        groups.setdefault(key, {})[r.get("threads")] = r
+    rows = []
+    for (k, isa, b, nf, nt), by_t in groups.items():
+        rows.append([k, isa, human_bytes(b) if _isnum(b) else b, "%s->%s" % (nf, nt)] +
+                    [("%s (%s)" % (gbs(by_t[t].get("bytes_per_s")), pct(by_t[t].get("cv"))) if t in by_t else "")
+                     for t in threads])
+    doc.p("GB/s (10^9 bytes/s) with the run's CV, by thread count")
+    doc.table(["Kernel", "ISA", "Buffer", "Nodes"] + ["%s thr" % t for t in threads], rows)
+    if want_plots:
+        series = {}
+        for (k, isa, b, nf, nt), by_t in groups.items():
+            label = "%s/%s %s n%s->%s" % (k, isa, human_bytes(b) if _isnum(b) else b, nf, nt)
+            series[label] = [(t, by_t[t]["bytes_per_s"] / 1e9) for t in by_t
+                             if _isnum(t) and _isnum(by_t[t].get("bytes_per_s"))]
+        doc.img("bandwidth.png", "Bandwidth vs threads", plots.lines("Bandwidth scaling", "threads", "GB/s", series))
+
+
+def section_branch(doc, run):
+    doc.h(2, "Branch prediction")
+    recs = run.by_type("branch")
+    if not recs:
+        doc.missing("no `branch` records")
+        return
+    doc.table(["Test", "Period", "Cycles/branch", "Mispredict rate", "Method"],
+              [[r.get("test"), r.get("period"), num(r.get("cycles_per_branch")), pct(r.get("mispredict_rate")),
+                r.get("method", "")] for r in recs])
+
+
+def section_penalties(doc, run):
+    doc.h(2, "Penalties")
+    recs = run.by_type("penalty")
+    if not recs:
+        doc.missing("no `penalty` records")
+        return
+    doc.table(["Penalty", "Cycles", "ns", "CV", "Method", "Reference"],
+              [[r.get("name"), num(r.get("cycles")), num(r.get("ns")), pct(r.get("cv")), r.get("method", ""),
+                r.get("reference", "")] for r in recs])
+
+
+def section_cycle_accounting(doc, run):
+    doc.h(2, "Cycle accounting")
+    recs = run.by_type("cycle_accounting")
+    if not recs:
+        doc.missing("no `cycle_accounting` records")
+        return
+    for r in recs:
+        doc.h(3, str(r.get("bench", "?")))
+        if r.get("status") not in (None, "ok") or not _isnum(r.get("total_cycles")):
+            doc.p("Status: %s%s" % (r.get("status", "?"), (" (%s)" % r["reason"]) if r.get("reason") else ""))
+            continue
+        tot = r["total_cycles"] or 1
+        rows = []
+        for k in ("total_cycles", "retiring_cycles", "stall_cycles", "counted_stall_cycles", "unaccounted_cycles"):
+            if _isnum(r.get(k)):
+                rows.append([k.replace("_", " "), num(r[k]), pct(r[k] / tot)])
+        doc.table(["Cycles", "Count", "Share of total"], rows)
+        terms = [t for t in (r.get("terms") or []) if isinstance(t, dict)]
+        if terms:
+            trows = []
+            for t in terms:
+                c, pen = t.get("count"), t.get("penalty")
+                cyc = c * pen if _isnum(c) and _isnum(pen) else None
+                trows.append([t.get("event"), num(c), num(pen), num(cyc), pct(cyc / tot) if cyc is not None else ""])
+            doc.table(["Event", "Count", "Penalty (cycles)", "Count x penalty", "Share of total"], trows)
+
+
+def section_selftest(doc, run):
+    doc.h(2, "PMU self-test")
+    recs = run.by_type("pmu_selftest")
+    if not recs:
+        doc.missing("no `pmu_selftest` records")
+        return
+    for r in recs:
+        doc.p("Status: **%s**" % r.get("status", "?"))
+        checks = [c for c in (r.get("checks") or []) if isinstance(c, dict)]
+        if checks:
+            doc.table(["Check", "Status", "Detail"], [[c.get("name"), c.get("status"), c.get("detail", "")] for c in checks])
+
+
+def section_pebs(doc, run):
+    doc.h(2, "PEBS load latency")
+    recs = run.by_type("pebs_latency")
+    if not recs:
+        doc.missing("no `pebs_latency` records")
+        return
+    rows = []
+    for r in recs:
+        h = r.get("histogram")
+        hs = json.dumps(h, separators=(",", ":")) if h is not None else ""
+        rows.append([r.get("row"), r.get("source"), r.get("samples"), num(r.get("mean_cycles")),
+                     hs if len(hs) <= 80 else hs[:77] + "..."])
+    doc.table(["Row", "Source", "Samples", "Mean cycles", "Histogram"], rows)
+
+
+KNOWN = {"run", "cpu", "topology", "memory", "latency_sweep", "data_source", "c2c", "numa_latency",
+         "loaded_latency", "cache_inferred", "bandwidth", "branch", "penalty", "cycle_accounting",
+         "pmu_selftest", "pebs_latency"}
+
+
+def section_other(doc, run):
+    other = [(t, n) for t, n in run.types().items() if t not in KNOWN]
+    if not other:
+        return
+    doc.h(2, "Other records")
+    doc.p("Record types this tool does not know; kept as they were.")
+    doc.table(["Type", "Count", "First record"],
+              [[t, n, json.dumps(run.first(t), separators=(",", ":"))[:100]] for t, n in other])
+
+
+def build(run, want_plots=True):
+    """Doc for a run. want_plots is ignored (plots skipped, with a note) without matplotlib."""
+    doc = Doc()
+    if want_plots and not plots.available():
+        want_plots = False
+        nomatplotlib = True
+    else:
+        nomatplotlib = False
+    section_summary(doc, run)
+    if nomatplotlib:
+        doc.p("_Plots skipped: matplotlib is not installed (apt-get install python3-matplotlib)._")
+    section_table2(doc, run)
+    section_latency(doc, run, want_plots)
+    section_c2c(doc, run, want_plots)
+    section_numa(doc, run, want_plots)
+    section_loaded(doc, run, want_plots)
+    section_bandwidth(doc, run, want_plots)
+    section_branch(doc, run)
+    section_penalties(doc, run)
+    section_cycle_accounting(doc, run)
+    section_selftest(doc, run)
+    section_pebs(doc, run)
+    section_other(doc, run)
+    return doc
+
+
+# ---- back ends -------------------------------------------------------------------------------
+
+def _md_cell(v):
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(doc, png_dir=None):
+    """Markdown text; images are linked as png_dir/<name> when png_dir is given."""
+    out = []
+    for b in doc.blocks:
+        if b[0] == "h":
+            out.append("#" * b[1] + " " + b[2])
+        elif b[0] == "p":
+            out.append(b[1])
+        elif b[0] == "code":
+            out.append("```\n" + b[1] + "\n```")
+        elif b[0] == "table":
+            headers, rows = b[1], b[2]
+            lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |",
+                     "|" + "|".join("---" for _ in headers) + "|"]
+            for r in rows:
+                lines.append("| " + " | ".join(_md_cell(c) for c in r) + " |")
+            out.append("\n".join(lines))
+        elif b[0] == "img":
+            if png_dir is not None:
+                out.append("![%s](%s)" % (b[2], os.path.join(png_dir, b[1])))
+            else:
+                out.append("_Plot %s: see the HTML report or --png._" % b[1])
+    return "\n\n".join(out) + "\n"
+
+
+def _inline(text):
+    s = html.escape(text)
+    s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
+    s = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", s)
+    s = re.sub(r"(?<![\w])_([^_]+)_(?![\w])", r"<i>\1</i>", s)
+    return s
+
+
+_CSS = """body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #bbb;padding:2px 8px;font-size:13px}
+th{background:#eee}td{text-align:right}td:first-child{text-align:left}pre{background:#f6f6f6;padding:.5em}
+img{max-width:100%}figcaption{font-size:12px;color:#555}"""
+
+
+def to_html(doc, title="pmubench report"):
+    """One self-contained HTML page: no external files, PNGs embedded as data: URIs."""
+    out = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\"><title>%s</title>" % html.escape(title),
+           "<style>%s</style></head><body>" % _CSS]
+    for b in doc.blocks:
+        if b[0] == "h":
+            out.append("<h%d>%s</h%d>" % (b[1], _inline(b[2]), b[1]))
+        elif b[0] == "p":
+            out.append("<p>%s</p>" % _inline(b[1]))
+        elif b[0] == "code":
+            out.append("<pre>%s</pre>" % html.escape(b[1]))
+        elif b[0] == "table":
+            rows = ["<tr>" + "".join("<th>%s</th>" % html.escape(str(h)) for h in b[1]) + "</tr>"]
+            for r in b[2]:
+                rows.append("<tr>" + "".join("<td>%s</td>" % html.escape(str(c)) for c in r) + "</tr>")
+            out.append("<table>%s</table>" % "".join(rows))
+        elif b[0] == "img":
+            data = base64.b64encode(b[3]).decode("ascii")
+            out.append("<figure><img alt=\"%s\" src=\"data:image/png;base64,%s\"><figcaption>%s</figcaption></figure>"
+                       % (html.escape(b[1]), data, html.escape(b[2])))
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_pngs(doc, png_dir):
+    os.makedirs(png_dir, exist_ok=True)
+    paths = []
+    for name, png in doc.images():
+        p = os.path.join(png_dir, name)
+        with open(p, "wb") as f:
+            f.write(png)
+        paths.append(p)
+    return paths

@@ -1,0 +1,254 @@
+"""pmubench nightly / history: ingest, idempotence, atomicity, baseline comparison, JUnit."""
+import hashlib
+import sqlite3
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import logs
+from pmb import cli, db, nightly, plots
+from pmb.parse import parse_log
+
+
+def write_log(path, **kw):
+    path.write_text(logs.full_log(**kw))
+    return str(path)
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def dump(path):
+    c = sqlite3.connect(path)
+    try:
+        return sorted(c.iterdump())
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def history(tmp_path):
+    """A DB with 5 good runs of the same machine (seeds 1..5, 1% jitter)."""
+    dbp = str(tmp_path / "h.sqlite")
+    for s in range(1, 6):
+        rc = cli.main(["nightly", write_log(tmp_path / ("b%d.log" % s), seed=s), "--db", dbp, "--accel", "tcg"])
+        assert rc == 0
+    return tmp_path, dbp
+
+
+def test_ingest_stores_run_records_and_figures(tmp_path):
+    dbp = str(tmp_path / "h.sqlite")
+    log = write_log(tmp_path / "a.log")
+    assert cli.main(["nightly", log, "--db", dbp, "--accel", "tcg"]) == 0
+    c = db.connect(dbp)
+    assert db.version(c) == db.SCHEMA_VERSION
+    (n_runs,) = c.execute("SELECT COUNT(*) FROM runs").fetchone()
+    assert n_runs == 1
+    run = parse_log(open(log).read())
+    lines = [r[0] for r in c.execute("SELECT line FROM records ORDER BY seq")]
+    assert lines == run.lines
+    figs = db.figures_of(c, 1)
+    assert figs["data_source/L3_unshared/cycles"]["value"] == run.by_type("data_source")[2]["cycles"]
+    assert figs["bandwidth/read/sse2/67108864/t1/n0-0/bytes_per_s"]["better"] == "higher"
+    m = c.execute("SELECT * FROM machines").fetchone()
+    assert m["accel"] == "tcg" and m["cpus"] == 4 and m["family"] == 6
+    assert c.execute("SELECT COUNT(*) FROM comparisons WHERE verdict='new'").fetchone()[0] == len(figs)
+
+
+def test_reingest_is_idempotent(history, capsys):
+    tmp, dbp = history
+    before = dump(dbp)
+    assert cli.main(["nightly", str(tmp / "b3.log"), "--db", dbp, "--accel", "tcg"]) == 0
+    assert "already in the database" in capsys.readouterr().out
+    assert dump(dbp) == before
+
+
+def test_same_log_under_other_accel_is_another_machine(history):
+    tmp, dbp = history
+    assert cli.main(["nightly", str(tmp / "b3.log"), "--db", dbp, "--accel", "kvm"]) == 0
+    c = db.connect(dbp)
+    assert c.execute("SELECT COUNT(*) FROM machines").fetchone()[0] == 2
+
+
+def test_rejected_log_leaves_db_untouched(history, capsys):
+    tmp, dbp = history
+    h = sha(dbp)
+    bad = tmp / "bad.log"
+    text = logs.full_log(seed=9)
+    bad.write_text(text.replace('"mode":"random"', '"mode":"randoM"', 1))
+    junit = tmp / "j.xml"
+    assert cli.main(["nightly", str(bad), "--db", dbp, "--junit", str(junit)]) == 2
+    assert "CRC mismatch" in capsys.readouterr().err
+    assert sha(dbp) == h
+    root = ET.parse(junit).getroot()
+    assert root.get("failures") == "1"
+
+
+def test_rejected_log_does_not_create_db(tmp_path):
+    bad = tmp_path / "bad.log"
+    bad.write_text("nothing here")
+    assert cli.main(["nightly", str(bad), "--db", str(tmp_path / "new.sqlite")]) == 2
+    assert not (tmp_path / "new.sqlite").exists()
+
+
+def test_ingest_failure_rolls_back(tmp_path, monkeypatch):
+    dbp = str(tmp_path / "h.sqlite")
+    c = db.connect(dbp)
+    run = parse_log(logs.full_log())
+
+    def boom(_run):
+        raise RuntimeError("disk full")
+    monkeypatch.setattr(db.figmod, "extract", boom)
+    with pytest.raises(RuntimeError):
+        db.ingest(c, run, "tcg")
+    for t in ("machines", "runs", "records", "figures"):
+        assert c.execute("SELECT COUNT(*) FROM %s" % t).fetchone()[0] == 0
+
+
+def test_worse_run_fails_with_junit_failure(history, capsys):
+    tmp, dbp = history
+    junit = tmp / "j.xml"
+    worse = write_log(tmp / "worse.log", seed=42, scale=1.5)
+    assert cli.main(["nightly", worse, "--db", dbp, "--accel", "tcg", "--junit", str(junit)]) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSED data_source/L3_unshared/cycles" in out
+    root = ET.parse(junit).getroot()
+    fails = [tc.get("name") for tc in root.iter("testcase") if tc.find("failure") is not None]
+    assert "data_source/L3_unshared/cycles" in fails
+    assert "bandwidth/read/sse2/67108864/t1/n0-0/bytes_per_s" in fails   # lower bandwidth: worse
+    assert int(root.get("failures")) == len(fails) > 20
+
+
+def test_same_run_passes(history):
+    tmp, dbp = history
+    junit = tmp / "j.xml"
+    assert cli.main(["nightly", str(tmp / "b5.log"), "--db", dbp, "--accel", "tcg", "--junit", str(junit)]) == 0
+    root = ET.parse(junit).getroot()
+    assert root.get("failures") == "0" and int(root.get("tests")) > 50
+
+
+def test_new_similar_run_passes(history):
+    tmp, dbp = history
+    assert cli.main(["nightly", write_log(tmp / "n.log", seed=77), "--db", dbp, "--accel", "tcg"]) == 0
+
+
+def test_better_run_passes_and_is_reported_improved(history, capsys):
+    tmp, dbp = history
+    assert cli.main(["nightly", write_log(tmp / "f.log", seed=78, scale=0.7), "--db", dbp, "--accel", "tcg"]) == 0
+    assert "improved  data_source/L3_unshared/cycles" in capsys.readouterr().out
+
+
+def test_crashed_run_fails_and_is_not_a_baseline(history):
+    tmp, dbp = history
+    p = tmp / "crash.log"
+    p.write_text(logs.serial(logs.run_lines(logs.full_run(seed=90), status="crashed")))
+    assert cli.main(["nightly", str(p), "--db", dbp, "--accel", "tcg"]) == 1
+    c = db.connect(dbp)
+    rid = c.execute("SELECT id FROM runs WHERE status='crashed'").fetchone()[0]
+    nxt = cli.main(["nightly", write_log(tmp / "n2.log", seed=91), "--db", dbp, "--accel", "tcg"])
+    assert nxt == 0
+    last = c.execute("SELECT MAX(id) FROM runs").fetchone()[0]
+    assert rid not in db.baseline_runs(c, last, 10)
+
+
+def test_baseline_is_median_of_last_n_good_runs(tmp_path):
+    dbp = str(tmp_path / "h.sqlite")
+    c = db.connect(dbp)
+    ids = []
+    for s, scale in ((1, 1.0), (2, 5.0), (3, 1.0), (4, 1.0), (5, 1.0)):
+        rid, created = db.ingest(c, parse_log(logs.full_log(seed=s, scale=scale, jitter=0)), "tcg")
+        ids.append(rid)
+    assert db.baseline_runs(c, ids[-1], 3) == [ids[3], ids[2], ids[1]]
+    res = {r.name: r for r in nightly.compare(c, ids[-1], n=3)}
+    r = res["data_source/L3_unshared/cycles"]
+    assert r.baseline == pytest.approx(42.0) and r.baseline_runs == 3 and r.verdict == "ok"
+
+
+def test_tolerance_formula():
+    # Two baseline values: no between-run term; cv 0.02 now and 0.01 before -> spread sqrt(5e-4).
+    b, allowed = nightly.tolerance("data_source/L2/cycles", "cycles", [100.0, 100.0], 0.02, [0.01, 0.01], k=3)
+    assert b == 100.0 and allowed == pytest.approx(3 * (0.02 ** 2 + 0.01 ** 2) ** 0.5 * 100)
+    # Tiny spread: the 5% floor applies.
+    b, allowed = nightly.tolerance("data_source/L2/cycles", "cycles", [100.0] * 5, 0.0, [0.0] * 5)
+    assert allowed == pytest.approx(5.0)
+    # Small values: the absolute floor (0.5 cycle) applies.
+    b, allowed = nightly.tolerance("data_source/L1/cycles", "cycles", [4.0], None, [None])
+    assert allowed == 0.5
+    # Scattered baseline: MAD term widens the band.
+    vals = [90.0, 100.0, 110.0, 100.0, 100.0]
+    b, allowed = nightly.tolerance("latency_sweep/x/ns", "ns", vals, 0.0, [0.0] * 5)
+    assert b == 100.0 and allowed == pytest.approx(5.0)      # MAD is 0 here: floor
+    vals = [80.0, 90.0, 100.0, 110.0, 120.0]
+    b, allowed = nightly.tolerance("latency_sweep/x/ns", "ns", vals, 0.0, [0.0] * 5)
+    assert allowed == pytest.approx(3 * 1.4826 * 10.0)
+
+
+def test_selftest_check_turning_to_fail_regresses(history, capsys):
+    tmp, dbp = history
+    recs = logs.full_run(seed=55)
+    for r in recs:
+        if r["type"] == "pmu_selftest":
+            r["checks"][1]["status"] = "fail"
+    p = tmp / "st.log"
+    p.write_text(logs.serial(logs.run_lines(recs)))
+    assert cli.main(["nightly", str(p), "--db", dbp, "--accel", "tcg"]) == 1
+    assert "pmu_selftest/pmi_delivery" in capsys.readouterr().out
+
+
+def test_newer_schema_refused(tmp_path):
+    dbp = str(tmp_path / "h.sqlite")
+    c = db.connect(dbp)
+    c.execute("UPDATE schema_version SET version = 99")
+    c.close()
+    with pytest.raises(db.DbError, match="newer"):
+        db.connect(dbp)
+
+
+def test_migration_from_empty_file(tmp_path):
+    dbp = tmp_path / "h.sqlite"
+    sqlite3.connect(str(dbp)).close()
+    c = db.connect(str(dbp))
+    assert db.version(c) == len(db.MIGRATIONS)
+    names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"schema_version", "machines", "runs", "records", "figures", "comparisons"} <= names
+
+
+def test_run_dir_reads_accel_from_boot_json(tmp_path):
+    d = tmp_path / "r"
+    d.mkdir()
+    run = parse_log(logs.full_log())
+    (d / "records.jsonl").write_text(run.jsonl())
+    (d / "boot.json").write_text('{"accel": "tcg"}')
+    dbp = str(tmp_path / "h.sqlite")
+    assert cli.main(["nightly", "--run", str(d), "--db", dbp]) == 0
+    assert db.connect(dbp).execute("SELECT accel FROM machines").fetchone()[0] == "tcg"
+
+
+def test_history_table_and_png(history, capsys):
+    tmp, dbp = history
+    cli.main(["nightly", write_log(tmp / "worse.log", seed=42, scale=1.5), "--db", dbp, "--accel", "tcg"])
+    capsys.readouterr()
+    png = tmp / "h.png"
+    args = ["history", "--db", dbp, "--figure", "L3_unshared"]
+    if plots.available():
+        args += ["--png", str(png)]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "data_source/L3_unshared/cycles" in out[0] and "data_source/L3_unshared/ns" in out[0]
+    rows = [l for l in out[2:] if l.startswith("| ")]
+    assert len(rows) == 6
+    assert rows[-1].split("|")[6].strip().endswith("!")        # the regression is marked
+    if plots.available():
+        assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_history_default_figures_and_errors(history, capsys):
+    tmp, dbp = history
+    assert cli.main(["history", "--db", dbp, "--last", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "data_source/L1/cycles" in out and "data_source/local_DRAM/ns" in out
+    assert len([l for l in out.splitlines() if l.startswith("| ") and l[2].isdigit()]) == 2
+    assert cli.main(["history", "--db", dbp, "--figure", "no_such_figure"]) == 1
+    assert cli.main(["history", "--db", str(tmp / "missing.sqlite")]) == 1
