@@ -91,7 +91,7 @@ deps:
 	@scripts/deps.sh
 
 run: deps efi
-	$(PYTHON) scripts/pmubench run --out results
+	$(PYTHON) scripts/pmubench run --smp 4 --mem 2G --out results
 
 usb: $(BUILD)/pmubench-usb.img
 $(BUILD)/pmubench-usb.img: $(BUILD)/pmubench.efi scripts/mkusb.sh scripts/pmubench.cfg

@@ -5,6 +5,7 @@
 #include "kernel/out.h"
 #include "kernel/paging.h"
 #include "kernel/smp.h"
+#include "pmu/pmu.h"
 
 static const char *cache_type_name(uint8_t t)
 {
@@ -239,8 +240,8 @@ static void report_memory(void)
     json_kv_uint(j, "kernel_scratch_used", kalloc_used());
     json_kv_hex(j, "trampoline", K.bi->trampoline);
     rec_end();
-    kprintf("  paging: identity map to 0x%lx, default %lu KiB pages, PAT 0x%016lx\n", ps->mapped_top,
-            ps->default_page >> 10, ps->pat);
+    kprintf("  paging: identity map to 0x%lx, default %s pages, PAT 0x%016lx\n", ps->mapped_top,
+            ps->default_page == PAGE_1G ? "1 GiB" : "2 MiB", ps->pat);
 }
 
 static void report_acpi(void)
@@ -345,29 +346,5 @@ void report_machine(void)
         dump_acpi_tables();
 }
 
-/* Capability summary from CPUID alone; pmu/ refines it per model when it drives the counters. */
-void report_pmu_json(struct json *j)
-{
-    const struct cpu_perfmon *p = &K.cpu.perf;
-    bool amd = K.cpu.vendor == CPU_VENDOR_AMD || K.cpu.vendor == CPU_VENDOR_HYGON;
-    json_obj_begin(j);
-    json_kv_str(j, "vendor", K.cpu.vendor_str);
-    json_kv_uint(j, "version", p->version);
-    json_kv_uint(j, "gp_counters", p->gp_counters);
-    json_kv_uint(j, "gp_width", p->gp_width);
-    json_kv_uint(j, "fixed_counters", p->fixed_counters);
-    json_kv_uint(j, "fixed_width", p->fixed_width);
-    const char *reason = NULL;
-    if (K.cpu.is_qemu_tcg)
-        reason = "QEMU TCG emulates no performance counters (hypervisor TCGTCGTCGTCG)";
-    else if (amd && p->gp_counters == 0)
-        reason = "no AMD core performance counters enumerated";
-    else if (!amd && K.cpu.max_basic < 0xA)
-        reason = "CPUID leaf 0xA is beyond the maximum basic leaf";
-    else if (!amd && p->version == 0)
-        reason = "CPUID leaf 0xA reports architectural perfmon version 0";
-    json_kv_str(j, "status", reason ? "unavailable" : "detected");
-    if (reason)
-        json_kv_str(j, "reason", reason);
-    json_obj_end(j);
-}
+/* The PMU summary: detection (or pmu_assume) once at start-up in pmu_init, see pmu/pmu.h. */
+void report_pmu_json(struct json *j) { pmu_summary_json(j); }
