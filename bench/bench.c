@@ -1,13 +1,31 @@
 /* bench.c - registry and generic runner: a new benchmark is one row in bench_table. */
 #include "bench/bench.h"
+#include "bench/bandwidth.h"
+#include "bench/branch.h"
+#include "bench/cycle_accounting.h"
+#include "bench/penalty.h"
+#include "bench/lat_c2c.h"
+#include "bench/lat_numa.h"
+#include "bench/latency.h"
 #include "bench/timer.h"
 #include "kernel/fmt.h"
 #include "kernel/io.h"
 #include "kernel/out.h"
 #include "kernel/time.h"
+#include "pmu/pmu_flow.h"
 
 static const struct bench_desc bench_table[] = {
     {"timer", "TSC read cost under each serialization (the overhead every timed region subtracts)", bench_timer},
+    {"pmu", "PMU flow: capabilities, self-test, counting groups, offcore, uncore bandwidth, PEBS load latency, LBR",
+     pmu_bench},
+    {"latency", LATENCY_WHAT, bench_latency},
+    {"c2c", C2C_WHAT, bench_c2c},
+    {"numa_latency", NUMA_LATENCY_WHAT, bench_numa_latency},
+    {"loaded_latency", LOADED_LATENCY_WHAT, bench_loaded_latency},
+    {"bandwidth", BANDWIDTH_WHAT, bench_bandwidth},
+    {"branch", BRANCH_WHAT, bench_branch},
+    {"penalty", PENALTY_WHAT, bench_penalty},
+    {"cycle_accounting", CYCLE_ACCOUNTING_WHAT, bench_cycle_accounting},
 };
 
 static bool selected[ARRAY_SIZE(bench_table)];

@@ -13,6 +13,7 @@
 #include "kernel/report.h"
 #include "kernel/selftest.h"
 #include "kernel/smp.h"
+#include "pmu/pmu.h"
 
 struct kernel K;
 
@@ -55,8 +56,10 @@ static void serial_from_spcr(void)
         return;
     uint32_t baud = (K.cfg.set_mask & CFG_SET(CFG_KEY_BAUD)) || !sp->baud ? K.cfg.baud : sp->baud;
     if (sp->base.space_id == ACPI_GAS_IO) {
-        if (sp->base.address == K.serial.base && baud == K.serial.baud)
+        if (sp->base.address == K.serial.base && baud == K.serial.baud && K.serial.present) {
+            K.serial_source = "spcr"; /* already the port the firmware named */
             return;
+        }
         serial_setup((int)sp->base.address, baud, "spcr");
     } else if (sp->base.space_id == ACPI_GAS_MEMORY) {
         struct serial_port s;
@@ -307,6 +310,7 @@ void kernel_main(struct boot_info *bi)
         K.cpus = smp_init();
         K.cpus_note = "CPUs that answered INIT-SIPI-SIPI, the BSP included (see the smp record)";
     }
+    pmu_init();
     report_run();
 
     if (K.cfg_error) {

@@ -11,7 +11,6 @@
 #define MSR_IA32_APIC_BASE_EN (1ULL << 11)
 #define MSR_IA32_MPERF 0x000000E7
 #define MSR_IA32_APERF 0x000000E8
-#define MSR_IA32_MISC_ENABLE 0x000001A0
 #define MSR_IA32_PAT 0x00000277
 #define MSR_PLATFORM_INFO 0x000000CE /* Nehalem+: bits 15:8 maximum non-turbo ratio */
 #define MSR_IA32_PKRS 0x000006E1 /* bits 63:32 reserved: writing them #GPs (the fixup self-test) */

@@ -171,3 +171,15 @@ def test_usb_image_boots_as_raw_disk():
     run = assert_common(b)
     assert run["firmware"]["config_file"] is True  # the image carries the default pmubench.cfg
     assert run["config"]["bench"] == "all"
+
+
+def test_spcr_names_the_console():
+    """An SPCR table (added with -acpitable) naming COM1 at 115200: the kernel takes its console from it."""
+    spcr = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "fixtures", "acpi", "synthetic-2node", "SPCR.bin")
+    b = boot(cpu="Nehalem", smp=1, mem="512M", args="bench=none", extra=["-acpitable", f"file={spcr}"])
+    run = assert_common(b)
+    assert run["serial"]["source"] == "spcr"
+    assert run["serial"]["base"] == "0x3f8" and run["serial"]["baud"] == 115200
+    assert "SPCR" in {t["sig"] for t in b.one("acpi")["tables"]}
+    assert b.one("acpi")["spcr"] is True

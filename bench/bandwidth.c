@@ -1,0 +1,876 @@
+/* bandwidth.c - streaming bandwidth: the working-set sweep on one core, scaling over cores and sockets, the
+ * NUMA node-pair matrix, the uncore DRAM cross-check and the SMBIOS theoretical peak. */
+#include "bench/bandwidth.h"
+#include "bench/bw_kernels.h"
+#include "bench/bw_smbios.h"
+#include "bench/cycle_accounting.h"
+#include "bench/penalty.h"
+#include "bench/stats.h"
+#include "kernel/fmt.h"
+#ifndef PMB_HOST
+#include "kernel/kernel.h" /* the SMBIOS glue below: UEFI image only */
+#include "kernel/paging.h"
+#endif
+
+#define BW_MAX_CPUS 256
+#define BW_MAX_SIZES 64
+#define BW_STAGGER 1088u /* 17 lines: array i starts i x 1088 bytes into its page, so a[i], b[i], c[i] never
+                            share address bits 11:0 (no 4K aliasing, no same-set pile-up) */
+
+/* ---- pure helpers ---------------------------------------------------------------------------------------- */
+
+size_t bw_sweep_sizes(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t *out, size_t cap)
+{
+    static const double f1[] = {1.0}, f2[] = {1.0, 1.5}, f4[] = {1.0, 1.25, 1.5, 1.75};
+    const double *f = per_octave == 4 ? f4 : per_octave == 2 ? f2 : f1;
+    size_t nf = per_octave == 4 ? 4 : per_octave == 2 ? 2 : 1;
+    size_t n = 0;
+    uint64_t last = 0;
+    lo = MAX(lo, KiB(4));
+    hi = ALIGN_DOWN(hi, KiB(4));
+    if (hi < lo || !cap)
+        return 0;
+    uint64_t p = KiB(4);
+    while (p * 2 <= lo)
+        p *= 2;
+    for (; p <= hi && n < cap; p *= 2) {
+        for (size_t i = 0; i < nf && n < cap; i++) {
+            uint64_t v = ALIGN_DOWN((uint64_t)((double)p * f[i]), KiB(4));
+            if (v >= lo && v <= hi && v > last)
+                out[n++] = last = v;
+        }
+        if (p > UINT64_MAX / 4)
+            break;
+    }
+    if (last < hi && n < cap)
+        out[n++] = hi;
+    return n;
+}
+
+size_t bw_order_cpus(const struct plat_cpu *cpus, size_t n, size_t first, bool package_only, uint32_t *out)
+{
+    if (!n || first >= n || n > BW_MAX_CPUS)
+        return 0;
+    bool used[BW_MAX_CPUS] = {false};
+    size_t m = 0;
+    out[m++] = (uint32_t)first;
+    used[first] = true;
+    uint32_t pkg0 = cpus[first].package;
+    /* A core is taken once one of its threads is. */
+#define CORE_TAKEN(i)                                                                                           \
+    ({                                                                                                          \
+        bool t_ = false;                                                                                        \
+        for (size_t q_ = 0; q_ < m; q_++)                                                                       \
+            if (cpus[out[q_]].package == cpus[i].package && cpus[out[q_]].core == cpus[i].core)                 \
+                t_ = true;                                                                                      \
+        t_;                                                                                                     \
+    })
+    if (package_only) {
+        for (size_t i = 0; i < n; i++)
+            if (!used[i] && cpus[i].package == pkg0 && !CORE_TAKEN(i))
+                used[i] = true, out[m++] = (uint32_t)i;
+    } else {
+        /* Packages in order of first appearance, starting with the benchmark CPU's. */
+        uint32_t pk[BW_MAX_CPUS];
+        size_t npk = 0;
+        pk[npk++] = pkg0;
+        for (size_t i = 0; i < n; i++) {
+            bool seen = false;
+            for (size_t q = 0; q < npk; q++)
+                seen |= pk[q] == cpus[i].package;
+            if (!seen)
+                pk[npk++] = cpus[i].package;
+        }
+        /* Round robin: the next untaken core of each package in turn, starting after the first CPU's package. */
+        for (bool progress = true; progress;) {
+            progress = false;
+            for (size_t q = 0; q < npk; q++) {
+                size_t p = (q + 1) % npk;
+                for (size_t i = 0; i < n; i++)
+                    if (!used[i] && cpus[i].package == pk[p] && !CORE_TAKEN(i)) {
+                        used[i] = true, out[m++] = (uint32_t)i;
+                        progress = true;
+                        break;
+                    }
+            }
+        }
+    }
+    /* Then the SMT siblings of the cores already taken. */
+    for (size_t i = 0; i < n; i++)
+        if (!used[i] && (!package_only || cpus[i].package == pkg0))
+            used[i] = true, out[m++] = (uint32_t)i;
+#undef CORE_TAKEN
+    return m;
+}
+
+size_t bw_thread_counts(size_t n, bool all, uint32_t *out, size_t cap)
+{
+    size_t m = 0;
+    for (size_t t = 1; t <= n && m < cap; t = all ? t + 1 : t * 2)
+        out[m++] = (uint32_t)t;
+    if (m && out[m - 1] != n && m < cap && n)
+        out[m++] = (uint32_t)n;
+    return m;
+}
+
+uint64_t bw_dram_ws_per_thread(uint64_t total, size_t t, uint64_t floor)
+{
+    uint64_t ws = t ? total / t : total;
+    return ALIGN_UP(MAX(ws, floor), KiB(4));
+}
+
+const char *bw_level(uint64_t ws, uint64_t l1, uint64_t l2, uint64_t llc)
+{
+    if (ws <= l1)
+        return "L1";
+    if (ws <= l2)
+        return "L2";
+    if (ws <= llc)
+        return "L3";
+    return "memory";
+}
+
+double bw_aggregate(const uint64_t *bytes, const uint64_t *ticks, size_t n, uint64_t tsc_hz)
+{
+    double sum = 0;
+    uint64_t slowest = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!ticks[i])
+            return 0;
+        sum += (double)bytes[i];
+        slowest = MAX(slowest, ticks[i]);
+    }
+    return slowest ? sum * (double)tsc_hz / (double)slowest : 0;
+}
+
+/* ---- state ------------------------------------------------------------------------------------------------------ */
+
+static const void *smbios_table;
+static size_t smbios_len;
+static const char *smbios_source;
+
+void bandwidth_set_smbios(const void *table, size_t len, const char *source)
+{
+    smbios_table = table;
+    smbios_len = len;
+    smbios_source = source;
+}
+
+#ifndef PMB_HOST
+/* Kernel glue: the SMBIOS entry points boot/ took from the UEFI configuration table (K.bi->smbios3, then
+ * K.bi->smbios), read through the identity map when what they point to lies inside it. The Linux runner
+ * hands /sys/firmware/dmi/tables/DMI over with bandwidth_set_smbios instead. */
+static bool identity_mapped(uint64_t phys, uint64_t len)
+{
+    return phys >= PAGE_4K && len && phys + len > phys && phys + len <= paging_stats()->mapped_top;
+}
+
+static void smbios_glue(void)
+{
+    if (smbios_table || !K.bi)
+        return;
+    const uint64_t eps[2] = {K.bi->smbios3, K.bi->smbios};
+    for (int i = 0; i < 2; i++) {
+        struct smbios_entry e;
+        if (!eps[i] || !identity_mapped(eps[i], 32) || smbios_entry_parse((const void *)(uintptr_t)eps[i], 32, &e))
+            continue;
+        if (!identity_mapped(e.table_phys, e.table_len))
+            continue;
+        bandwidth_set_smbios((const void *)(uintptr_t)e.table_phys, e.table_len,
+                             e.v3 ? "uefi: SMBIOS 3.x entry point" : "uefi: SMBIOS 2.x entry point");
+        return;
+    }
+}
+#else
+static void smbios_glue(void) {}
+#endif
+
+struct bw_ctx {
+    bool quick;
+    uint64_t l1, l2, llc, hz;
+    enum bw_isa isa[2];
+    size_t n_isa;
+    struct pm_opts po;
+    size_t mt_min, mt_max; /* samples of a multi-threaded point */
+    uint64_t mt_total;     /* working set of all threads together at memory level */
+    /* Best memory-level figure of the run, for the peak comparison. */
+    double best;
+    const char *best_series, *best_kernel;
+    size_t best_threads;
+};
+static struct bw_ctx C;
+
+/* One thread's buffer: arrays placed one after another, each starting on a new page plus i x BW_STAGGER. */
+struct bw_tbuf {
+    struct plat_buf b;
+    uint64_t ws_max;
+};
+
+static uint64_t tbuf_bytes(uint64_t ws_max) { return ws_max + 3 * KiB(8) + 3 * BW_STAGGER; }
+
+static int tbuf_alloc(struct bw_tbuf *t, uint64_t ws_max, int node, const char *why)
+{
+    t->ws_max = ws_max;
+    if (plat_alloc(&t->b, tbuf_bytes(ws_max), PLAT_PAGE_LARGEST, node, why) != 0)
+        return -1;
+    /* Write every page: on Linux an untouched anonymous page reads as the shared zero page, and a read
+     * kernel over it would never leave L1. */
+    double *d = t->b.ptr;
+    for (uint64_t i = 0; i < t->b.bytes / 8; i++)
+        d[i] = 1.0;
+    return 0;
+}
+
+/* Arrays of kernel k over a working set of ws bytes (all arrays together). -1 when ws is too small. */
+static int arrays_for(const struct bw_tbuf *t, enum bw_kernel k, uint64_t ws, struct bw_arrays *x)
+{
+    unsigned m = bw_kernel_arrays(k), cnt = (m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1);
+    if (!cnt || ws > t->ws_max)
+        return -1;
+    size_t n = bw_elems_for(ws / cnt);
+    if (!n)
+        return -1;
+    uint64_t stride = ALIGN_UP((uint64_t)n * 8, KiB(4)) + KiB(4);
+    uint8_t *base = t->b.ptr;
+    double **slot[3] = {&x->a, &x->b, &x->c};
+    unsigned used = 0;
+    *x = (struct bw_arrays){.n = n, .q = 3.0};
+    for (unsigned i = 0; i < 3; i++)
+        if (m & (1u << i)) {
+            *slot[i] = (double *)(base + used * stride + used * BW_STAGGER);
+            used++;
+        }
+    return bw_kernel_check(k, x);
+}
+
+static const char *size_text(uint64_t b, char *buf, size_t len)
+{
+    if (b >= GiB(1) && b % GiB(1) == 0)
+        fmt_snprintf(buf, len, "%lu GiB", (unsigned long)(b >> 30));
+    else if (b >= MiB(1) && b % MiB(1) == 0)
+        fmt_snprintf(buf, len, "%lu MiB", (unsigned long)(b >> 20));
+    else if (b >= MiB(1))
+        fmt_snprintf(buf, len, "%.1f MiB", (double)b / (double)MiB(1));
+    else
+        fmt_snprintf(buf, len, "%lu KiB", (unsigned long)(b >> 10));
+    return buf;
+}
+
+/* A table row built piece by piece and printed in one call: a record emitted in between would otherwise
+ * cut the text line (the output layer ends a partial line before each record). */
+struct bw_line {
+    char buf[2048];
+    size_t len;
+};
+
+static void line_flush(struct bw_line *l)
+{
+    if (l->len)
+        plat_printf("%s\n", l->buf);
+    l->len = 0;
+    l->buf[0] = 0;
+}
+
+__attribute__((format(printf, 2, 3))) static void line_add(struct bw_line *l, const char *fmt, ...)
+{
+    if (l->len > sizeof(l->buf) - 128) { /* long rows wrap onto an indented continuation line */
+        line_flush(l);
+        l->len = (size_t)fmt_snprintf(l->buf, sizeof(l->buf), "%14s", "");
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = fmt_vsnprintf(l->buf + l->len, sizeof(l->buf) - l->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        l->len = MIN(l->len + (size_t)n, sizeof(l->buf) - 1);
+}
+
+/* ---- one measured point ------------------------------------------------------------------------------------------- */
+
+struct bw_point {
+    const char *series, *placement;
+    enum bw_kernel k;
+    enum bw_isa isa;
+    uint64_t ws, per_array, ws_total;
+    size_t threads;
+    int node_from, node_to;
+    uint64_t page_bytes, passes;
+    struct stats bw; /* bytes/s over the samples */
+    const char *method;
+};
+
+static struct json *rec_point(const struct bw_point *p)
+{
+    struct json *j = plat_rec_begin("bandwidth");
+    json_kv_str(j, "series", p->series);
+    json_kv_str(j, "kernel", bw_kernel_name(p->k));
+    json_kv_str(j, "isa", bw_isa_name(p->isa));
+    json_kv_uint(j, "bytes", p->ws);
+    json_kv_uint(j, "bytes_per_array", p->per_array);
+    json_kv_uint(j, "bytes_total", p->ws_total);
+    json_kv_uint(j, "threads", p->threads);
+    json_kv_int(j, "node_from", p->node_from);
+    json_kv_int(j, "node_to", p->node_to);
+    json_kv_str(j, "placement", p->placement);
+    json_kv_str(j, "level", bw_level(p->ws, C.l1, C.l2, C.llc));
+    json_kv_double(j, "bytes_per_s", p->bw.median);
+    json_kv_double(j, "cv", p->bw.cv);
+    json_kv_double(j, "min_bytes_per_s", p->bw.min);
+    json_kv_double(j, "p10_bytes_per_s", p->bw.p10);
+    json_kv_double(j, "p90_bytes_per_s", p->bw.p90);
+    json_kv_double(j, "max_bytes_per_s", p->bw.max);
+    json_kv_uint(j, "samples", p->bw.n);
+    json_kv_uint(j, "passes", p->passes);
+    json_kv_uint(j, "page_bytes", p->page_bytes);
+    json_kv_str(j, "method", p->method);
+    if (!strcmp(bw_level(p->ws, C.l1, C.l2, C.llc), "memory") && p->bw.median > C.best) {
+        C.best = p->bw.median;
+        C.best_series = p->series;
+        C.best_kernel = bw_kernel_name(p->k);
+        C.best_threads = p->threads;
+    }
+    return j;
+}
+
+struct bw_loop {
+    bw_fn fn;
+    struct bw_arrays x;
+    uint64_t sum, ticks;
+};
+
+static void bw_loop_fn(void *arg, uint64_t iters)
+{
+    struct bw_loop *l = arg;
+    l->sum += l->fn(&l->x, iters);
+}
+
+static void bw_loop_timed(void *arg)
+{
+    struct bw_loop *l = arg;
+    uint64_t t0 = timing_rdtsc();
+    l->sum += l->fn(&l->x, 1);
+    l->ticks = timing_rdtsc() - t0;
+}
+
+/* DRAM cross-check: UNC_QMC_NORMAL_READS.ANY + UNC_QMC_WRITES.FULL.ANY, x 64 bytes, over one more pass.
+ * Counted before the record is opened (the PMU code emits its own records). */
+struct bw_uncore {
+    bool ok;
+    char why[160];
+    const char *rd_ev, *wr_ev;
+    uint64_t reads, writes;
+    double rd, wr; /* bytes/s */
+};
+
+static void uncore_count(struct bw_loop *l, struct bw_uncore *u)
+{
+    struct ca_event ev[2] = {{.candidates = ca_ev_unc_reads}, {.candidates = ca_ev_unc_writes}};
+    *u = (struct bw_uncore){0};
+    int rc = ca_count(ev, 2, bw_loop_timed, l, u->why, sizeof(u->why));
+    if (rc != 2 || !ev[0].used || !ev[1].used || !l->ticks) {
+        if (rc >= 0)
+            fmt_snprintf(u->why, sizeof(u->why), "the Nehalem/Westmere uncore memory-controller events "
+                                                 "(UNC_QMC_NORMAL_READS, UNC_QMC_WRITES) are not countable here");
+        return;
+    }
+    double s = (double)l->ticks / (double)C.hz;
+    u->ok = true;
+    u->rd_ev = ev[0].used;
+    u->wr_ev = ev[1].used;
+    u->reads = ev[0].count;
+    u->writes = ev[1].count;
+    u->rd = (double)ev[0].count * 64 / s;
+    u->wr = (double)ev[1].count * 64 / s;
+}
+
+static void uncore_json(struct json *j, const struct bw_uncore *u, double timed)
+{
+    json_key(j, "uncore");
+    json_obj_begin(j);
+    if (!u->ok) {
+        json_kv_str(j, "status", "unavailable");
+        json_kv_str(j, "reason", u->why);
+        json_obj_end(j);
+        return;
+    }
+    json_kv_str(j, "status", "ok");
+    json_kv_str(j, "read_event", u->rd_ev);
+    json_kv_str(j, "write_event", u->wr_ev);
+    json_kv_uint(j, "reads", u->reads);
+    json_kv_uint(j, "writes", u->writes);
+    json_kv_double(j, "read_bytes_per_s", u->rd);
+    json_kv_double(j, "write_bytes_per_s", u->wr);
+    json_kv_double(j, "bytes_per_s", u->rd + u->wr);
+    json_kv_double(j, "ratio_to_timed", timed > 0 ? (u->rd + u->wr) / timed : 0);
+    json_kv_str(j, "method", "(reads + full-line writes) x 64 / pass time; socket-wide, includes write-allocate reads "
+                             "(PAG 'Measuring Bandwidth From the Uncore')");
+    json_obj_end(j);
+}
+
+static void stats_from_ticks(const struct stats *t, double bytes, struct stats *bw)
+{
+    /* bytes/s = bytes x hz / ticks is monotone decreasing in ticks: quantiles swap ends. */
+    double k = bytes * (double)C.hz;
+    *bw = (struct stats){
+        .n = t->n,
+        .min = t->max > 0 ? k / t->max : 0,
+        .p10 = t->p90 > 0 ? k / t->p90 : 0,
+        .median = t->median > 0 ? k / t->median : 0,
+        .p90 = t->p10 > 0 ? k / t->p10 : 0,
+        .max = t->min > 0 ? k / t->min : 0,
+        .cv = t->cv, /* first order: cv(1/x) = cv(x) */
+    };
+    bw->mean = bw->median;
+}
+
+/* One kernel on the benchmark CPU over ws bytes of t. */
+static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, uint64_t ws, int node_from,
+                          double *out)
+{
+    struct bw_loop l = {.fn = bw_kernel_fn(k, isa)};
+    if (!l.fn || arrays_for(t, k, ws, &l.x) != 0)
+        return -1;
+    struct pm_opts o = C.po;
+    o.warmup_iters = 1;
+    o.first_iters = 1;
+    struct pm_result r;
+    if (pm_measure(bw_loop_fn, &l, &o, &r) != 0)
+        return -1;
+    uint64_t bytes = bw_kernel_bytes(k, l.x.n);
+    struct bw_point p = {
+        .series = "sweep", .placement = "benchmark CPU", .k = k, .isa = isa, .ws = bytes,
+        .per_array = (uint64_t)l.x.n * 8, .ws_total = bytes, .threads = 1, .node_from = node_from,
+        .node_to = t->b.node, .page_bytes = t->b.page_bytes, .passes = r.iters_per_sample,
+        .method = "STREAM bytes (each array element read or written counts once, no RFO) x passes / TSC time, "
+                  "median of samples"};
+    stats_from_ticks(&r.tsc, (double)bytes, &p.bw);
+    bool dram = !strcmp(bw_level(bytes, C.l1, C.l2, C.llc), "memory");
+    static struct bw_uncore u;
+    if (dram)
+        uncore_count(&l, &u);
+    struct json *j = rec_point(&p);
+    if (dram)
+        uncore_json(j, &u, p.bw.median);
+    plat_rec_end();
+    *out = p.bw.median;
+    return 0;
+}
+
+static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
+{
+    uint64_t sizes[BW_MAX_SIZES];
+    size_t ns;
+    if (C.quick) {
+        /* One point per level: inside L1, L2, L3 and well beyond. */
+        uint64_t want[] = {C.l1 / 2, MIN(C.l2 / 2, MAX(C.l1 * 4, KiB(64))), MAX(C.l2 * 2, MIN(C.llc / 2, MiB(4))),
+                           dram_ws};
+        ns = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+            uint64_t v = ALIGN_DOWN(want[i], KiB(4));
+            if (v >= KiB(4) && v <= dram_ws && (!ns || v > sizes[ns - 1]))
+                sizes[ns++] = v;
+        }
+    } else {
+        ns = bw_sweep_sizes(KiB(8), dram_ws, 2, sizes, BW_MAX_SIZES);
+    }
+    static struct bw_line line;
+    for (size_t i = 0; i < C.n_isa; i++) {
+        plat_printf("  sweep on CPU 0, %s, GB/s (STREAM counting; median):\n", bw_isa_name(C.isa[i]));
+        line_add(&line, "    %-11s %-6s", "working set", "level");
+        for (unsigned k = 0; k < BW_KERNEL_COUNT; k++)
+            line_add(&line, " %9s", bw_kernel_name((enum bw_kernel)k));
+        line_flush(&line);
+        for (size_t s = 0; s < ns; s++) {
+            char txt[24];
+            line_add(&line, "    %-11s %-6s", size_text(sizes[s], txt, sizeof(txt)), bw_level(sizes[s], C.l1, C.l2, C.llc));
+            for (unsigned k = 0; k < BW_KERNEL_COUNT; k++) {
+                double v;
+                if (measure_single(t, (enum bw_kernel)k, C.isa[i], sizes[s], node_from, &v) == 0)
+                    line_add(&line, " %9.2f", v / 1e9);
+                else
+                    line_add(&line, " %9s", "-");
+            }
+            line_flush(&line);
+        }
+    }
+}
+
+/* ---- threads ------------------------------------------------------------------------------------------------------------ */
+
+struct bw_job {
+    bw_fn fn;
+    struct bw_arrays x;
+    uint64_t passes, ticks, sum, bytes;
+};
+
+static volatile uint32_t mt_ready, mt_go;
+static struct bw_job jobs[BW_MAX_CPUS];
+static struct bw_tbuf tbufs[BW_MAX_CPUS];
+static struct plat_cpu cpus[BW_MAX_CPUS];
+static double mt_samples[PM_MAX_SAMPLES];
+
+static void bw_job_run(void *arg)
+{
+    struct bw_job *jb = arg;
+    __atomic_add_fetch(&mt_ready, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&mt_go, __ATOMIC_ACQUIRE))
+        timing_pause();
+    uint64_t t0 = timing_rdtsc();
+    jb->sum += jb->fn(&jb->x, jb->passes);
+    jb->ticks = timing_rdtsc() - t0;
+}
+
+/* Runs jobs[0..n) together on cpus[ids[i]], released at once; the benchmark CPU (plat_cpu index 0), when
+ * listed, runs its job inline. Returns the aggregate bytes/s, or -1 when a CPU could not be used. */
+static double mt_run(const uint32_t *ids, size_t n)
+{
+    static bool started[BW_MAX_CPUS];
+    mt_ready = 0;
+    mt_go = 0;
+    size_t n_started = 0, inline_job = n;
+    bool fail = false;
+    for (size_t i = 0; i < n; i++) {
+        jobs[i].ticks = 0;
+        started[i] = false;
+        if (ids[i] == 0) {
+            inline_job = i;
+            continue;
+        }
+        if (!fail && plat_start(cpus[ids[i]].id, bw_job_run, &jobs[i]) != 0)
+            fail = true;
+        else if (!fail)
+            started[i] = true, n_started++;
+    }
+    uint64_t t0 = timing_rdtsc();
+    while (!fail && __atomic_load_n(&mt_ready, __ATOMIC_ACQUIRE) < n_started) {
+        if (timing_rdtsc() - t0 > 2 * C.hz) { /* 2 s: an AP that never picked up its job */
+            fail = true;
+            break;
+        }
+        timing_pause();
+    }
+    /* Released even on failure, so that every job that did start can finish. */
+    __atomic_store_n(&mt_go, 1, __ATOMIC_RELEASE);
+    if (inline_job < n && !fail)
+        bw_job_run(&jobs[inline_job]);
+    for (size_t i = 0; i < n; i++)
+        if (started[i] && plat_wait(cpus[ids[i]].id) != 0)
+            fail = true;
+    if (fail)
+        return -1;
+    uint64_t bytes[BW_MAX_CPUS], ticks[BW_MAX_CPUS];
+    for (size_t i = 0; i < n; i++) {
+        bytes[i] = jobs[i].bytes * jobs[i].passes;
+        ticks[i] = jobs[i].ticks;
+    }
+    return bw_aggregate(bytes, ticks, n, C.hz);
+}
+
+/* Kernel k on the CPUs ids[0..n), each over ws bytes of its own buffer. */
+static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum bw_isa isa, uint64_t ws,
+                           struct bw_point *p)
+{
+    bw_fn fn = bw_kernel_fn(k, isa);
+    for (size_t i = 0; i < n; i++) {
+        jobs[i] = (struct bw_job){.fn = fn};
+        if (!fn || arrays_for(&tbufs[ids[i]], k, ws, &jobs[i].x) != 0)
+            return -1;
+        jobs[i].bytes = bw_kernel_bytes(k, jobs[i].x.n);
+    }
+    /* Passes: one pass timed alone on the first CPU's buffer, scaled to the sample length. */
+    struct bw_loop l = {.fn = fn, .x = jobs[0].x};
+    bw_loop_timed(&l);
+    bw_loop_timed(&l);
+    uint64_t passes = l.ticks ? (C.po.min_sample_tsc + l.ticks - 1) / l.ticks : 1;
+    passes = MAX(passes, 1);
+    for (size_t i = 0; i < n; i++)
+        jobs[i].passes = passes;
+    if (mt_run(ids, n) < 0) /* warm-up: buffers, TLBs, the APs' caches */
+        return -1;
+    size_t cnt = 0;
+    uint64_t start = timing_rdtsc();
+    while (cnt < C.mt_max) {
+        double v = mt_run(ids, n);
+        if (v < 0)
+            return -1;
+        mt_samples[cnt++] = v;
+        if (stats_should_stop(mt_samples, cnt, C.mt_min, C.mt_max, C.po.target_cv))
+            break;
+        if (cnt >= C.mt_min && C.po.budget_tsc && timing_rdtsc() - start > C.po.budget_tsc)
+            break;
+    }
+    stats_compute(mt_samples, cnt, &p->bw);
+    p->k = k;
+    p->isa = isa;
+    p->ws = jobs[0].bytes;
+    p->per_array = (uint64_t)jobs[0].x.n * 8;
+    p->ws_total = jobs[0].bytes * n;
+    p->threads = n;
+    p->passes = passes;
+    p->page_bytes = tbufs[ids[0]].b.page_bytes;
+    p->method = "threads released together; sum of STREAM bytes / the slowest thread's TSC time, median of samples";
+    return 0;
+}
+
+static void free_tbufs(void)
+{
+    for (size_t i = 0; i < BW_MAX_CPUS; i++)
+        plat_free(&tbufs[i].b);
+}
+
+/* Buffers for CPUs order[0..n): the CPU at position i is used for counts > i, so its largest working set
+ * is the one for i + 1 threads. Memory on `node` (-1: each CPU's own). Returns how many could be had. */
+static size_t alloc_series(const uint32_t *order, size_t n, int node, uint64_t floor)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = order[i];
+        int nd = node >= 0 ? node : cpus[c].node;
+        uint64_t ws = bw_dram_ws_per_thread(C.mt_total, i + 1, floor);
+        uint64_t lim = plat_alloc_limit(nd);
+        if (tbuf_bytes(ws) > lim / 2 || (plat_config()->max_bytes && ws > plat_config()->max_bytes))
+            return i;
+        if (tbuf_alloc(&tbufs[c], ws, nd, "bandwidth thread") != 0)
+            return i;
+    }
+    return n;
+}
+
+static const enum bw_kernel quick_kernels[] = {BW_READ, BW_TRIAD};
+static const enum bw_kernel full_kernels[] = {BW_READ, BW_WRITE, BW_WRITE_NT, BW_COPY, BW_TRIAD};
+
+static void scaling(size_t ncpu, bool package_only, uint64_t floor)
+{
+    uint32_t order[BW_MAX_CPUS], counts[BW_MAX_CPUS];
+    size_t n = bw_order_cpus(cpus, ncpu, 0, package_only, order);
+    free_tbufs();
+    size_t have = alloc_series(order, n, -1, floor);
+    if (have < n)
+        plat_printf("  scaling: memory for %zu of %zu threads only\n", have, n);
+    size_t nc = bw_thread_counts(have, !C.quick, counts, BW_MAX_CPUS);
+    const enum bw_kernel *ks = C.quick ? quick_kernels : full_kernels;
+    size_t nk = C.quick ? ARRAY_SIZE(quick_kernels) : ARRAY_SIZE(full_kernels);
+    enum bw_isa isa = C.isa[C.n_isa - 1];
+    const char *series = package_only ? "scaling_package" : "scaling_all";
+    plat_printf("  %s (%s, each thread its own buffer on its node, %s): threads -> GB/s\n", series,
+                bw_isa_name(isa), package_only ? "CPUs of the benchmark CPU's package, cores before SMT siblings"
+                                               : "cores spread over the packages in turn");
+    static struct bw_line line;
+    for (size_t ki = 0; ki < nk; ki++) {
+        line_add(&line, "    %-9s", bw_kernel_name(ks[ki]));
+        for (size_t ci = 0; ci < nc; ci++) {
+            size_t t = counts[ci];
+            struct bw_point p = {.series = series, .placement = "local: each thread's buffer on its own node"};
+            uint64_t ws = bw_dram_ws_per_thread(C.mt_total, t, floor);
+            if (measure_threads(order, t, ks[ki], isa, ws, &p) != 0) {
+                line_add(&line, " %zu:-", t);
+                continue;
+            }
+            int nf = cpus[order[0]].node;
+            for (size_t i = 1; i < t; i++)
+                if (cpus[order[i]].node != nf)
+                    nf = -1;
+            p.node_from = nf;
+            p.node_to = nf;
+            struct json *j = rec_point(&p);
+            json_key(j, "cpus");
+            json_arr_begin(j);
+            for (size_t i = 0; i < t; i++)
+                json_uint(j, cpus[order[i]].apic_id);
+            json_arr_end(j);
+            json_kv_str(j, "cpus_are", "apic_id");
+            plat_rec_end();
+            line_add(&line, " %zu:%.2f", t, p.bw.median / 1e9);
+        }
+        line_flush(&line);
+    }
+    free_tbufs();
+}
+
+/* Threads on node i (one per core), memory on node j, for every pair. */
+static void numa_matrix(size_t ncpu, uint64_t floor)
+{
+    uint32_t nodes = plat_node_count();
+    const enum bw_kernel *ks = C.quick ? quick_kernels : full_kernels;
+    size_t nk = C.quick ? ARRAY_SIZE(quick_kernels) : ARRAY_SIZE(full_kernels);
+    enum bw_isa isa = C.isa[C.n_isa - 1];
+    plat_printf("  NUMA node pairs (%s; all cores of node i, memory on node j), GB/s:\n", bw_isa_name(isa));
+    for (uint32_t i = 0; i < nodes; i++) {
+        uint32_t ids[BW_MAX_CPUS];
+        size_t n = 0;
+        /* One thread per core of node i. */
+        for (size_t c = 0; c < ncpu; c++) {
+            if (cpus[c].node != (int)i)
+                continue;
+            bool dup = false;
+            for (size_t q = 0; q < n; q++)
+                dup |= cpus[ids[q]].package == cpus[c].package && cpus[ids[q]].core == cpus[c].core;
+            if (!dup)
+                ids[n++] = (uint32_t)c;
+        }
+        if (!n)
+            continue;
+        for (uint32_t jn = 0; jn < nodes; jn++) {
+            if (!plat_node_bytes((int)jn))
+                continue;
+            free_tbufs();
+            uint64_t ws = bw_dram_ws_per_thread(C.mt_total, n, floor);
+            size_t ok = 0;
+            for (size_t q = 0; q < n; q++) {
+                if (tbuf_bytes(ws) * (n - q) > plat_alloc_limit((int)jn) / 2 ||
+                    tbuf_alloc(&tbufs[ids[q]], ws, (int)jn, "bandwidth numa") != 0)
+                    break;
+                ok++;
+            }
+            static struct bw_line line;
+            line_add(&line, "    node %u -> node %u:", i, jn);
+            if (ok < n) {
+                line_add(&line, " no memory on node %u for %zu threads", jn, n);
+                line_flush(&line);
+                continue;
+            }
+            for (size_t ki = 0; ki < nk; ki++) {
+                struct bw_point p = {.series = "numa", .placement = "threads on node_from, memory on node_to",
+                                     .node_from = (int)i, .node_to = (int)jn};
+                if (measure_threads(ids, n, ks[ki], isa, ws, &p) != 0) {
+                    line_add(&line, " %s -", bw_kernel_name(ks[ki]));
+                    continue;
+                }
+                struct json *j = rec_point(&p);
+                json_kv_int(j, "distance", plat_node_distance((int)i, (int)jn));
+                plat_rec_end();
+                line_add(&line, " %s %.2f", bw_kernel_name(ks[ki]), p.bw.median / 1e9);
+            }
+            line_flush(&line);
+        }
+    }
+    free_tbufs();
+}
+
+static void peak_record(void)
+{
+    smbios_glue();
+    struct json *j = plat_rec_begin("bandwidth_peak");
+    struct smbios_peak pk;
+    const char *why = "no SMBIOS table was handed to the benchmark (bandwidth_set_smbios)";
+    static struct smbios_mem mem;
+    bool ok = false;
+    if (smbios_table) {
+        int rc = smbios_mem_parse(smbios_table, smbios_len, &mem);
+        if (rc != SMBIOS_OK && !mem.devices)
+            why = "SMBIOS structure table malformed";
+        else
+            ok = smbios_peak(&mem, &pk, &why);
+    }
+    json_kv_str(j, "status", ok ? "ok" : "unknown");
+    json_kv_str(j, "source", smbios_source);
+    if (ok) {
+        json_kv_double(j, "peak_bytes_per_s", pk.bytes_per_s);
+        json_kv_str(j, "method", pk.method);
+        json_kv_uint(j, "dimms", pk.dimms);
+        json_kv_uint(j, "mts", pk.mts);
+        json_kv_uint(j, "data_width_bits", pk.data_width);
+        json_kv_str(j, "memory_type", smbios_mem_type_name(pk.type));
+    } else {
+        json_kv_null(j, "peak_bytes_per_s");
+        json_kv_str(j, "reason", why);
+    }
+    if (C.best > 0) {
+        json_kv_double(j, "achieved_bytes_per_s", C.best);
+        json_kv_str(j, "achieved_series", C.best_series);
+        json_kv_str(j, "achieved_kernel", C.best_kernel);
+        json_kv_uint(j, "achieved_threads", C.best_threads);
+    } else {
+        json_kv_null(j, "achieved_bytes_per_s");
+    }
+    if (ok && C.best > 0)
+        json_kv_double(j, "fraction_of_peak", C.best / pk.bytes_per_s);
+    else
+        json_kv_null(j, "fraction_of_peak");
+    plat_rec_end();
+    if (ok)
+        plat_printf("  peak (SMBIOS: %u x %s-%u, %u-bit): %.2f GB/s; best measured at memory level %.2f GB/s (%.0f%%)\n",
+                    pk.dimms, smbios_mem_type_name(pk.type), pk.mts, pk.data_width, pk.bytes_per_s / 1e9,
+                    C.best / 1e9, 100 * C.best / pk.bytes_per_s);
+    else
+        plat_printf("  peak: unknown (%s); best measured at memory level %.2f GB/s\n", why, C.best / 1e9);
+}
+
+void bench_bandwidth(void)
+{
+    const struct plat_config *cfg = plat_config();
+    const struct cpu_info *ci = plat_cpuinfo();
+    C = (struct bw_ctx){.quick = cfg->quick, .hz = plat_tsc_hz(), .l1 = KiB(32), .l2 = KiB(256), .llc = MiB(8)};
+    uint8_t top = 0;
+    for (uint32_t i = 0; ci && i < ci->n_caches; i++) {
+        const struct cpu_cache *k = &ci->caches[i];
+        if (k->type == CPU_CACHE_INSTRUCTION || !k->bytes)
+            continue;
+        if (k->level == 1)
+            C.l1 = k->bytes;
+        if (k->level == 2)
+            C.l2 = k->bytes;
+        if (k->level >= top)
+            top = k->level, C.llc = k->bytes;
+    }
+    pm_opts_profile(&C.po);
+    if (C.quick)
+        C.po.min_samples = 3; /* memory-level passes are long under emulation */
+    C.mt_min = C.quick ? 3 : 5;
+    C.mt_max = C.quick ? 7 : 31;
+
+    uint64_t xcr0 = bw_xcr0();
+    const struct cpu_features *f = ci ? &ci->feat : NULL;
+    C.isa[C.n_isa++] = BW_ISA_SSE2;
+    enum bw_isa w = bw_isa_widest(f, xcr0);
+    if (w != BW_ISA_SSE2)
+        C.isa[C.n_isa++] = w;
+    for (int i = BW_ISA_AVX2; i < BW_ISA_COUNT; i++) {
+        const char *why;
+        if (!bw_isa_usable((enum bw_isa)i, f, xcr0, &why))
+            plat_printf("  %s kernels not used: %s\n", bw_isa_name((enum bw_isa)i), why);
+    }
+
+    /* The memory-level working set: 4x the LLC, at least 64 MiB (quick: 2x, at least 16 MiB: a smoke test),
+     * within what the platform can give. */
+    uint64_t dram_ws = C.quick ? MAX(2 * C.llc, MiB(16)) : MAX(4 * C.llc, MiB(64));
+    dram_ws = MIN(dram_ws, GiB(1));
+    struct plat_cpu me;
+    int node = plat_cpu(0, &me) ? me.node : -1;
+    uint64_t lim = plat_alloc_limit(node);
+    while (dram_ws > KiB(64) && tbuf_bytes(dram_ws) > lim / 2)
+        dram_ws /= 2;
+    if (cfg->max_bytes && dram_ws > cfg->max_bytes)
+        dram_ws = MAX(ALIGN_DOWN(cfg->max_bytes, KiB(4)), KiB(4));
+    C.mt_total = dram_ws;
+    char txt[24];
+    plat_printf("  caches L1 %lu KiB, L2 %lu KiB, LLC %lu KiB; memory-level working set %s; tsc %lu Hz\n",
+                (unsigned long)(C.l1 >> 10), (unsigned long)(C.l2 >> 10), (unsigned long)(C.llc >> 10),
+                size_text(dram_ws, txt, sizeof(txt)), (unsigned long)C.hz);
+
+    struct bw_tbuf t0 = {0};
+    if (tbuf_alloc(&t0, dram_ws, node, "bandwidth sweep") != 0) {
+        plat_printf("  bandwidth: no buffer of %s\n", txt);
+    } else {
+        sweep(&t0, dram_ws, node);
+        plat_free(&t0.b);
+    }
+
+    size_t ncpu = MIN((size_t)plat_cpu_count(), (size_t)BW_MAX_CPUS);
+    size_t have = 0;
+    for (size_t i = 0; i < ncpu; i++)
+        if (plat_cpu((uint32_t)i, &cpus[have]))
+            have++;
+    ncpu = have;
+    uint64_t floor = C.quick ? MiB(8) : MAX(MiB(16), 4 * C.l2);
+    if (ncpu > 1) {
+        scaling(ncpu, true, floor);
+        bool multi_pkg = false;
+        for (size_t i = 1; i < ncpu; i++)
+            multi_pkg |= cpus[i].package != cpus[0].package;
+        if (multi_pkg)
+            scaling(ncpu, false, floor);
+    }
+    if (plat_node_count() > 1 && ncpu > 1)
+        numa_matrix(ncpu, floor);
+    peak_record();
+}

@@ -1,0 +1,470 @@
+/* branch.c - branch-prediction microbenchmarks: the loops (inline asm where the exact branch matters), their
+ * timing through the penalty module's protocol, and the misprediction counts from the PMU or the known
+ * random fraction. */
+#include "bench/branch.h"
+#include "bench/cycle_accounting.h"
+#include "bench/penalty.h"
+#include "bench/platform.h"
+#include "bench/rand.h"
+#include "kernel/fmt.h"
+
+/* ---- loops ------------------------------------------------------------------------------------------------- */
+
+TIMED_FN uint64_t branch_lfsr_loop(uint32_t *state, uint32_t mask, uint64_t iters)
+{
+    uint32_t s = *state;
+    uint64_t acc = 0;
+    if (!iters)
+        return 0;
+    /* out = s & 1; s = (s >> 1) ^ (-out & TAPS): lfsr32_step, with the out bit then tested by the one
+     * measured branch (jz). */
+    __asm__ volatile("1:\n\t"
+                     "mov %[s], %%ecx\n\t"
+                     "and $1, %%ecx\n\t"
+                     "shr $1, %[s]\n\t"
+                     "mov %%ecx, %%edx\n\t"
+                     "neg %%edx\n\t"
+                     "and %[taps], %%edx\n\t"
+                     "xor %%edx, %[s]\n\t"
+                     "and %[m], %%ecx\n\t"
+                     "jz 2f\n\t"
+                     "add $1, %[acc]\n"
+                     "2:\n\t"
+                     "dec %[n]\n\t"
+                     "jnz 1b"
+                     : [s] "+r"(s), [acc] "+r"(acc), [n] "+r"(iters)
+                     : [m] "r"(mask), [taps] "i"(LFSR32_TAPS)
+                     : "rcx", "rdx", "cc");
+    *state = s;
+    return acc;
+}
+
+TIMED_FN uint64_t branch_pattern_loop(const uint8_t *pat, uint64_t pmask, uint64_t *i, uint64_t iters)
+{
+    uint64_t k = *i, acc = 0;
+    if (!iters)
+        return 0;
+    __asm__ volatile("1:\n\t"
+                     "mov %[k], %%rcx\n\t"
+                     "and %[pm], %%rcx\n\t"
+                     "movzbl (%[p],%%rcx), %%ecx\n\t"
+                     "inc %[k]\n\t"
+                     "test %%ecx, %%ecx\n\t"
+                     "jz 2f\n\t"
+                     "add $1, %[acc]\n"
+                     "2:\n\t"
+                     "dec %[n]\n\t"
+                     "jnz 1b"
+                     : [k] "+r"(k), [acc] "+r"(acc), [n] "+r"(iters)
+                     : [p] "r"(pat), [pm] "r"(pmask)
+                     : "rcx", "memory", "cc");
+    *i = k;
+    return acc;
+}
+
+typedef uint64_t (*br_target_fn)(uint64_t);
+
+/* 64 distinct targets, target 8a+k returning x + 8a+k (different constants, so identical-code folding
+ * cannot merge them). */
+#define BR_T(a, k)                                                                                            \
+    static __attribute__((noipa)) uint64_t br_t##a##k(uint64_t x) { return x + (a * 8 + k); }
+#define BR_T8(a) BR_T(a, 0) BR_T(a, 1) BR_T(a, 2) BR_T(a, 3) BR_T(a, 4) BR_T(a, 5) BR_T(a, 6) BR_T(a, 7)
+BR_T8(0) BR_T8(1) BR_T8(2) BR_T8(3) BR_T8(4) BR_T8(5) BR_T8(6) BR_T8(7)
+#define BR_R8(a) br_t##a##0, br_t##a##1, br_t##a##2, br_t##a##3, br_t##a##4, br_t##a##5, br_t##a##6, br_t##a##7
+static const br_target_fn br_targets[BRANCH_MAX_TARGETS] = {BR_R8(0), BR_R8(1), BR_R8(2), BR_R8(3),
+                                                            BR_R8(4), BR_R8(5), BR_R8(6), BR_R8(7)};
+
+TIMED_FN uint64_t branch_indirect_loop(const uint8_t *idx, uint64_t imask, uint64_t *i, uint64_t acc, uint64_t iters)
+{
+    uint64_t k = *i;
+    for (uint64_t n = 0; n < iters; n++) {
+        br_target_fn f = br_targets[idx[k & imask] & (BRANCH_MAX_TARGETS - 1)];
+        acc = f(acc); /* the measured indirect call (its return is predicted by the return stack) */
+        k++;
+    }
+    *i = k;
+    return acc;
+}
+
+/* Two call sites per level; the asm statements differ so the compiler cannot merge them into one. */
+__attribute__((noipa)) uint64_t branch_recurse(uint64_t depth, uint64_t sites)
+{
+    if (!depth)
+        return 0;
+    uint64_t r;
+    if ((sites >> (depth & 63)) & 1) {
+        __asm__ volatile("nop");
+        r = branch_recurse(depth - 1, sites);
+        __asm__ volatile("" : "+r"(r)); /* work after the call: no tail call, no accumulator rewrite */
+        r += 1;
+    } else {
+        __asm__ volatile("nop\n\tnop");
+        r = branch_recurse(depth - 1, sites);
+        __asm__ volatile("" : "+r"(r));
+        r += 2;
+    }
+    return r;
+}
+
+/* ---- pure helpers -------------------------------------------------------------------------------------------- */
+
+void branch_pattern(uint8_t *pat, size_t n, uint64_t seed)
+{
+    struct lfsr32 l;
+    lfsr32_seed(&l, seed);
+    for (size_t i = 0; i < n; i++)
+        pat[i] = (uint8_t)lfsr32_step(&l);
+}
+
+void branch_targets(uint8_t *idx, size_t n, unsigned targets, uint64_t seed)
+{
+    unsigned bits = 0;
+    bool ok = targets >= 1 && targets <= BRANCH_MAX_TARGETS && IS_POW2(targets);
+    while (ok && (1u << bits) < targets)
+        bits++;
+    struct lfsr32 l;
+    lfsr32_seed(&l, seed);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = ok && bits ? (uint8_t)lfsr32_bits(&l, bits) : 0;
+}
+
+static bool is_finite(double v) { return v == v && v - v == 0; }
+
+double branch_misp_estimate(double cycles, double base, double penalty)
+{
+    if (!is_finite(cycles) || !is_finite(base) || !is_finite(penalty) || !(penalty > 0))
+        return __builtin_nan("");
+    double r = (cycles - base) / penalty;
+    return r < 0 ? 0 : r > 1 ? 1 : r;
+}
+
+long branch_learned_period(const unsigned *period, const double *rate, size_t n, double threshold)
+{
+    long best = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!(rate[i] <= threshold)) /* NaN counts as not learned */
+            break;
+        best = period[i];
+    }
+    return best;
+}
+
+long branch_rsb_estimate(const unsigned *depth, const double *t, size_t n, unsigned fit_max, double tol)
+{
+    /* Least-squares line t = a + b d over the shallow depths, where every return is predicted. */
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    size_t m = 0;
+    for (size_t i = 0; i < n && depth[i] <= fit_max; i++) {
+        if (!is_finite(t[i]))
+            return -1;
+        sx += depth[i];
+        sy += t[i];
+        sxx += (double)depth[i] * depth[i];
+        sxy += depth[i] * t[i];
+        m++;
+    }
+    double den = (double)m * sxx - sx * sx;
+    if (m < 3 || den == 0)
+        return -1;
+    double b = ((double)m * sxy - sx * sy) / den, a = (sy - b * sx) / (double)m;
+    for (size_t i = m; i + 1 < n; i++) {
+        double lim0 = (a + b * depth[i]) * (1 + tol) + 2, lim1 = (a + b * depth[i + 1]) * (1 + tol) + 2;
+        if (t[i] > lim0 && t[i + 1] > lim1)
+            return depth[i - 1];
+    }
+    return -1;
+}
+
+/* ---- measurement ------------------------------------------------------------------------------------------------- */
+
+static struct pm_opts opts;
+static uint8_t pat_buf[1u << 16];
+static uint8_t idx_buf[1u << 16];
+
+struct br_lfsr_arg {
+    uint32_t state, mask;
+    uint64_t acc;
+};
+static void pm_lfsr(void *a, uint64_t iters)
+{
+    struct br_lfsr_arg *x = a;
+    x->acc += branch_lfsr_loop(&x->state, x->mask, iters);
+}
+
+struct br_pat_arg {
+    const uint8_t *pat;
+    uint64_t mask, i, acc;
+};
+static void pm_pattern(void *a, uint64_t iters)
+{
+    struct br_pat_arg *x = a;
+    x->acc += branch_pattern_loop(x->pat, x->mask, &x->i, iters);
+}
+
+static void pm_indirect(void *a, uint64_t iters)
+{
+    struct br_pat_arg *x = a;
+    x->acc = branch_indirect_loop(x->pat, x->mask, &x->i, x->acc, iters);
+}
+
+struct br_rec_arg {
+    uint64_t depth, sites, acc;
+};
+static void pm_recurse(void *a, uint64_t iters)
+{
+    struct br_rec_arg *x = a;
+    for (uint64_t n = 0; n < iters; n++)
+        x->acc += branch_recurse(x->depth, x->sites);
+}
+
+/* Mispredicted branches per iteration, counted by the PMU around `iters` iterations; NaN without one. */
+struct br_count_arg {
+    pm_loop_fn fn;
+    void *arg;
+    uint64_t iters;
+};
+static void br_count_run(void *a)
+{
+    struct br_count_arg *c = a;
+    c->fn(c->arg, c->iters);
+}
+static double pmu_misp(pm_loop_fn fn, void *arg, uint64_t iters, const char **event)
+{
+    struct ca_event ev = {.candidates = ca_ev_br_misp};
+    struct br_count_arg c = {fn, arg, iters};
+    char why[128];
+    *event = NULL;
+    if (!ca_counter_hook(NULL) || ca_count(&ev, 1, br_count_run, &c, why, sizeof(why)) != 1 || !ev.used)
+        return __builtin_nan("");
+    *event = ev.used;
+    return (double)ev.count / (double)iters;
+}
+
+static double ticks_ns(double t)
+{
+    uint64_t hz = plat_tsc_hz();
+    return hz ? t * 1e9 / (double)hz : 0;
+}
+
+/* One `branch` record. per: measured branches per iteration; period/targets/depth < 0: not applicable. */
+static void rec_point(const char *test, long period, long targets, long depth, const struct pm_result *r, double per,
+                      double rate, const char *rate_method)
+{
+    struct json *j = plat_rec_begin("branch");
+    json_kv_str(j, "test", test);
+    if (period >= 0)
+        json_kv_int(j, "period", period);
+    else
+        json_kv_null(j, "period");
+    if (targets >= 0)
+        json_kv_int(j, "targets", targets);
+    if (depth >= 0)
+        json_kv_int(j, "depth", depth);
+    json_kv_double(j, "cycles_per_branch", r->cycles / per);
+    json_kv_double(j, "ns_per_branch", r->ns / per);
+    json_kv_double(j, "cv", r->cv);
+    json_kv_double(j, "mispredict_rate", rate);
+    json_kv_str(j, "method", rate_method);
+    json_kv_str(j, "cycles_method", r->cycles_method);
+    json_kv_uint(j, "samples", r->samples);
+    plat_rec_end();
+}
+
+/* Conditional branch on LFSR bits vs the same loop with the bit masked off: the penalty. */
+static double measure_penalty(const char **method_out)
+{
+    static char method[160];
+    uint64_t seed = plat_config()->seed;
+    struct br_lfsr_arg pred = {.mask = 0}, rnd = {.mask = 1};
+    struct lfsr32 l;
+    lfsr32_seed(&l, seed);
+    pred.state = rnd.state = l.state;
+    struct pm_result rp, rr;
+    if (pm_measure(pm_lfsr, &pred, &opts, &rp) != 0 || pm_measure(pm_lfsr, &rnd, &opts, &rr) != 0) {
+        *method_out = "clock did not advance";
+        return __builtin_nan("");
+    }
+    const char *ev_p, *ev_r;
+    double mp = pmu_misp(pm_lfsr, &pred, rp.iters_per_sample, &ev_p);
+    double mr = pmu_misp(pm_lfsr, &rnd, rr.iters_per_sample, &ev_r);
+    double penalty, rate_p, rate_r;
+    const char *rate_method;
+    if (is_finite(mp) && is_finite(mr) && mr > mp) {
+        penalty = pm_penalty(rr.cycles, rp.cycles, mr, mp);
+        fmt_snprintf(method, sizeof(method), "pmu:%s: (cycles_random - cycles_predictable) / (mispredicts_random - "
+                                             "mispredicts_predictable), per iteration", ev_r);
+        rate_p = mp;
+        rate_r = mr;
+        rate_method = "pmu";
+    } else {
+        /* The LFSR's output bit is unpredictable to any history-based predictor: half the outcomes differ
+         * from any guess, so half of the random branches mispredict and (almost) none of the masked ones. */
+        penalty = (rr.cycles - rp.cycles) / 0.5;
+        fmt_snprintf(method, sizeof(method), "known_random_fraction: (cycles_random - cycles_predictable) / 0.5 "
+                                             "(LFSR x^32+x^22+x^2+x+1 bits: half mispredict)%s",
+                     ca_counter_hook(NULL) ? "; the PMU mispredict count was unusable" : "");
+        rate_p = 0;
+        rate_r = 0.5;
+        rate_method = "known_random_fraction";
+    }
+    rec_point("cond_predictable", 1, -1, -1, &rp, 1, rate_p, rate_method);
+    rec_point("cond_random", -1, -1, -1, &rr, 1, rate_r, rate_method);
+
+    struct json *j = plat_rec_begin("penalty");
+    double dt = rr.tsc.median - rp.tsc.median;
+    double frac = rate_r - rate_p;
+    pm_penalty_json(j, CA_P_BRANCH, penalty, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""),
+                    pm_diff_cv(rr.cycles, rr.cv, rp.cycles, rp.cv), method,
+                    "PAG 'Branch mispredictions, Wasted Work, Misprediction Penalties' (BR_MISP_RETIRED); AMD BPM "
+                    "4.5.1 (event C3H)",
+                    rr.cycles_method);
+    json_kv_double(j, "cycles_random", rr.cycles);
+    json_kv_double(j, "cycles_predictable", rp.cycles);
+    json_kv_double(j, "mispredicts_random", rate_r);
+    json_kv_double(j, "mispredicts_predictable", rate_p);
+    plat_rec_end();
+    if (is_finite(penalty))
+        ca_penalty_set(CA_P_BRANCH, penalty);
+    plat_printf("  conditional branch: predictable %.2f, random %.2f cycles/branch -> misprediction penalty %.1f "
+                "cycles (%s)\n",
+                rp.cycles, rr.cycles, penalty, rate_method);
+    *method_out = rate_method;
+    return penalty;
+}
+
+#define BR_MAX_POINTS 70
+
+static long measure_patterns(double penalty)
+{
+    bool quick = plat_config()->quick;
+    unsigned max_log = quick ? 14 : 16, step = quick ? 2 : 1;
+    unsigned period[BR_MAX_POINTS];
+    double rate[BR_MAX_POINTS];
+    size_t n = 0;
+    double base = 0;
+    branch_pattern(pat_buf, sizeof(pat_buf), plat_config()->seed ^ 0x5157);
+    plat_printf("  pattern period sweep (LFSR pattern repeated): period  cycles/branch  mispredict rate\n");
+    for (unsigned lg = 0; lg <= max_log && n < BR_MAX_POINTS; lg += (lg == 0 ? 1 : step)) {
+        uint64_t p = 1ull << lg;
+        struct br_pat_arg a = {pat_buf, p - 1, 0, 0};
+        struct pm_opts o = opts;
+        o.warmup_iters = 8 * p + 1024; /* let the predictor see the pattern several times */
+        struct pm_result r;
+        if (pm_measure(pm_pattern, &a, &o, &r) != 0)
+            continue;
+        if (lg == 0)
+            base = r.cycles;
+        const char *ev;
+        double m = pmu_misp(pm_pattern, &a, r.iters_per_sample, &ev);
+        const char *how = "pmu";
+        if (!is_finite(m)) {
+            m = branch_misp_estimate(r.cycles, base, penalty);
+            how = "estimate: (cycles - cycles at period 1) / branch_mispredict penalty";
+        }
+        rec_point("pattern", (long)p, -1, -1, &r, 1, m, how);
+        plat_printf("    %8lu  %12.2f  %8.3f\n", (unsigned long)p, r.cycles, m);
+        period[n] = (unsigned)p;
+        rate[n++] = m;
+    }
+    return branch_learned_period(period, rate, n, 0.05);
+}
+
+static void measure_indirect(double penalty)
+{
+    uint64_t seed = plat_config()->seed ^ 0x1d1;
+    plat_printf("  indirect call with N targets: N  random cycles/call  cyclic cycles/call\n");
+    double base = 0;
+    for (unsigned t = 1; t <= BRANCH_MAX_TARGETS; t *= 2) {
+        struct pm_result rr, rc;
+        /* Random order: 64 Ki LFSR-chosen targets, too long a sequence to memorize. */
+        branch_targets(idx_buf, sizeof(idx_buf), t, seed);
+        struct br_pat_arg a = {idx_buf, sizeof(idx_buf) - 1, 0, 0};
+        if (pm_measure(pm_indirect, &a, &opts, &rr) != 0)
+            continue;
+        if (t == 1)
+            base = rr.cycles;
+        const char *ev;
+        double m = pmu_misp(pm_indirect, &a, rr.iters_per_sample, &ev);
+        const char *how = "pmu";
+        if (!is_finite(m)) {
+            m = branch_misp_estimate(rr.cycles, base, penalty);
+            how = "estimate: (cycles - cycles with 1 target) / branch_mispredict penalty";
+        }
+        rec_point("indirect_random", -1, t, -1, &rr, 1, m, how);
+        /* Cyclic order 0, 1, ..., t-1: history-based indirect predictors learn it. */
+        static uint8_t cyc[BRANCH_MAX_TARGETS];
+        for (unsigned k = 0; k < t; k++)
+            cyc[k] = (uint8_t)k;
+        struct br_pat_arg c = {cyc, t - 1, 0, 0};
+        if (pm_measure(pm_indirect, &c, &opts, &rc) != 0)
+            continue;
+        double mc = pmu_misp(pm_indirect, &c, rc.iters_per_sample, &ev);
+        const char *howc = "pmu";
+        if (!is_finite(mc)) {
+            mc = branch_misp_estimate(rc.cycles, base, penalty);
+            howc = "estimate: (cycles - cycles with 1 target) / branch_mispredict penalty";
+        }
+        rec_point("indirect_cyclic", (long)t, t, -1, &rc, 1, mc, howc);
+        plat_printf("    %3u  %10.2f  %10.2f\n", t, rr.cycles, rc.cycles);
+    }
+}
+
+static long measure_return_stack(double penalty)
+{
+    bool quick = plat_config()->quick;
+    static const unsigned quick_depths[] = {1, 2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 64};
+    unsigned depth[BR_MAX_POINTS];
+    double t[BR_MAX_POINTS];
+    size_t n = 0;
+    struct rand rg;
+    rand_seed(&rg, plat_config()->seed ^ 0x7e7);
+    uint64_t sites = rand_next(&rg);
+    plat_printf("  return stack: depth  cycles per call+return\n");
+    for (unsigned k = 0; k < (quick ? ARRAY_SIZE(quick_depths) : 64); k++) {
+        unsigned d = quick ? quick_depths[k] : k + 1;
+        struct br_rec_arg a = {d, sites, 0};
+        struct pm_result r;
+        if (pm_measure(pm_recurse, &a, &opts, &r) != 0)
+            continue;
+        const char *ev;
+        double m = pmu_misp(pm_recurse, &a, r.iters_per_sample, &ev);
+        /* Per branch pair: the mispredicts of a recursion spread over its calls. */
+        const char *how = is_finite(m) ? "pmu" : "not estimated (no PMU): see the summary's rsb_depth_estimate";
+        rec_point("return_stack", -1, -1, d, &r, d, is_finite(m) ? m / (2.0 * d) : __builtin_nan(""), how);
+        plat_printf("    %3u  %8.2f\n", d, r.cycles / d);
+        depth[n] = d;
+        t[n++] = r.cycles;
+    }
+    (void)penalty;
+    return branch_rsb_estimate(depth, t, n, 8, 0.10);
+}
+
+void bench_branch(void)
+{
+    pm_opts_profile(&opts);
+    const char *how;
+    double penalty = measure_penalty(&how);
+    long learned = measure_patterns(penalty);
+    measure_indirect(penalty);
+    long rsb = measure_return_stack(penalty);
+
+    struct json *j = plat_rec_begin("branch");
+    json_kv_str(j, "test", "summary");
+    json_kv_null(j, "period");
+    json_kv_double(j, "mispredict_penalty_cycles", penalty);
+    json_kv_str(j, "method", how);
+    if (learned > 0)
+        json_kv_int(j, "learned_period", learned);
+    else
+        json_kv_null(j, "learned_period");
+    json_kv_str(j, "learned_period_method", "largest pattern period with every period up to it below 5% mispredicts");
+    if (rsb > 0)
+        json_kv_int(j, "rsb_depth_estimate", rsb);
+    else
+        json_kv_null(j, "rsb_depth_estimate");
+    json_kv_str(j, "rsb_method", "last depth before time per recursion rises above the line fitted over depths <= 8 "
+                                 "(x1.10 + 2 cycles, twice in a row)");
+    plat_rec_end();
+    plat_printf("  summary: penalty %.1f cycles, longest learned pattern %ld, return stack depth estimate %ld\n",
+                penalty, learned, rsb);
+}

@@ -1,0 +1,541 @@
+/* cycle_accounting.c - penalties of this run, sum of P_i x N_i, the counting hook and the cycle_accounting record. */
+#include "bench/cycle_accounting.h"
+#include "bench/branch.h"
+#include "bench/bw_kernels.h"
+#include "bench/chain.h"
+#include "bench/chase.h"
+#include "bench/platform.h"
+#include "bench/rand.h"
+#include "kernel/fmt.h"
+#ifndef PMB_HOST
+#include "pmu/counting.h" /* the PMU glue at the end: UEFI image only */
+#include "pmu/pmu.h"
+#endif
+
+/* ---- penalties -------------------------------------------------------------------------------------- */
+
+static struct {
+    const char *name;
+    double cycles;
+} penalties[CA_MAX_PENALTIES];
+static size_t n_penalties;
+
+static bool is_finite(double v) { return v == v && v - v == 0; }
+
+int ca_penalty_set(const char *name, double cycles)
+{
+    if (!name || !is_finite(cycles))
+        return -1;
+    for (size_t i = 0; i < n_penalties; i++)
+        if (!strcmp(penalties[i].name, name)) {
+            penalties[i].cycles = cycles;
+            return 0;
+        }
+    if (n_penalties == CA_MAX_PENALTIES)
+        return -1;
+    penalties[n_penalties].name = name;
+    penalties[n_penalties++].cycles = cycles;
+    return 0;
+}
+
+bool ca_penalty_get(const char *name, double *cycles)
+{
+    if (!name)
+        return false;
+    if (!strcmp(name, CA_P_UNIT)) {
+        *cycles = 1.0;
+        return true;
+    }
+    for (size_t i = 0; i < n_penalties; i++)
+        if (!strcmp(penalties[i].name, name)) {
+            *cycles = penalties[i].cycles;
+            return true;
+        }
+    return false;
+}
+
+void ca_penalty_reset(void) { n_penalties = 0; }
+
+/* ---- arithmetic ------------------------------------------------------------------------------------- */
+
+static bool term_usable(const struct ca_term *t)
+{
+    return t->event && is_finite(t->count) && t->count >= 0 && is_finite(t->cycles);
+}
+
+int ca_compute(double total, double stall, const struct ca_term *t, size_t n, struct ca_result *r)
+{
+    if (!r || (n && !t) || !is_finite(total) || !is_finite(stall) || total < 0 || stall < 0 || stall > total)
+        return -1;
+    *r = (struct ca_result){.total_cycles = total, .stall_cycles = stall, .retiring_cycles = total - stall};
+    for (size_t i = 0; i < n; i++) {
+        if (!term_usable(&t[i])) {
+            r->terms_missing++;
+            continue;
+        }
+        r->counted_stall_cycles += t[i].count * t[i].cycles;
+        r->terms_used++;
+    }
+    r->unaccounted_cycles = stall - r->counted_stall_cycles;
+    return 0;
+}
+
+void ca_json(struct json *j, const char *bench, const struct ca_result *r, const struct ca_term *t, size_t n,
+             const char *stall_event, const char *cycles_event)
+{
+    json_kv_str(j, "bench", bench);
+    json_kv_str(j, "status", "ok");
+    json_kv_str(j, "unit", "core_cycles");
+    json_kv_double(j, "total_cycles", r->total_cycles);
+    json_kv_double(j, "retiring_cycles", r->retiring_cycles);
+    json_kv_double(j, "stall_cycles", r->stall_cycles);
+    json_kv_double(j, "counted_stall_cycles", r->counted_stall_cycles);
+    json_kv_double(j, "unaccounted_cycles", r->unaccounted_cycles);
+    json_kv_bool(j, "unaccounted_negative", r->unaccounted_cycles < 0);
+    json_kv_str(j, "cycles_event", cycles_event);
+    json_kv_str(j, "stall_event", stall_event);
+    json_kv_str(j, "method", "PAG Stall Decomposition: counted = sum P_i x N_i with this run's penalties; "
+                             "unaccounted = stalls - counted (negative when the sequential model over-counts)");
+    json_key(j, "terms");
+    json_arr_begin(j);
+    for (size_t i = 0; i < n; i++) {
+        json_obj_begin(j);
+        json_kv_str(j, "event", t[i].event);
+        json_kv_str(j, "penalty_name", t[i].penalty);
+        if (t[i].event)
+            json_kv_double(j, "count", t[i].count);
+        else
+            json_kv_null(j, "count");
+        json_kv_double(j, "penalty", t[i].cycles); /* NaN -> null: not calibrated in this run */
+        json_kv_double(j, "stall_cycles", term_usable(&t[i]) ? t[i].count * t[i].cycles : __builtin_nan(""));
+        json_obj_end(j);
+    }
+    json_arr_end(j);
+    json_kv_uint(j, "terms_used", r->terms_used);
+    json_kv_uint(j, "terms_missing", r->terms_missing);
+}
+
+void ca_json_unavailable(struct json *j, const char *bench, const char *reason)
+{
+    json_kv_str(j, "bench", bench);
+    json_kv_str(j, "status", "unavailable");
+    json_kv_str(j, "reason", reason);
+}
+
+static double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
+
+void ca_print(ca_print_fn print, const char *bench, const struct ca_result *r, const struct ca_term *t, size_t n)
+{
+    print("  cycle accounting: %s\n", bench);
+    print("    %-36s %16s %10s %16s %7s\n", "event", "count N", "penalty P", "P x N cycles", "% stall");
+    for (size_t i = 0; i < n; i++) {
+        if (!term_usable(&t[i])) {
+            print("    %-36s %16s %10s %16s %7s  (%s)\n", t[i].event ? t[i].event : t[i].penalty, "-", "-", "-", "-",
+                  t[i].event ? "penalty not calibrated in this run" : "event not counted here");
+            continue;
+        }
+        double c = t[i].count * t[i].cycles;
+        print("    %-36s %16.0f %10.2f %16.0f %6.1f%%\n", t[i].event, t[i].count, t[i].cycles, c,
+              pct(c, r->stall_cycles));
+    }
+    print("    total %.0f cycles = retiring %.0f + stalled %.0f (%.1f%%)\n", r->total_cycles, r->retiring_cycles,
+          r->stall_cycles, pct(r->stall_cycles, r->total_cycles));
+    print("    counted stalls %.0f, unaccounted %.0f%s\n", r->counted_stall_cycles, r->unaccounted_cycles,
+          r->unaccounted_cycles < 0 ? " (negative: the sequential penalty model over-counts overlapping events)"
+                                    : "");
+}
+
+/* ---- counting ------------------------------------------------------------------------------------------ */
+
+static const struct ca_counter_hook *hook;
+static bool glue_tried;
+static void ca_pmu_glue(void);
+static char hook_reason[160] = "no PMU counting hook installed (the PMU glue did not register one)";
+
+void ca_set_counter_hook(const struct ca_counter_hook *h, const char *reason)
+{
+    hook = h;
+    glue_tried = true; /* an explicit choice: no automatic glue afterwards */
+    if (!h && reason)
+        fmt_snprintf(hook_reason, sizeof(hook_reason), "%s", reason);
+}
+
+const struct ca_counter_hook *ca_counter_hook(const char **why)
+{
+    if (!hook && !glue_tried) {
+        glue_tried = true;
+        ca_pmu_glue();
+    }
+    if (!hook && why)
+        *why = hook_reason;
+    return hook;
+}
+
+/* Whether the hook accepts spec on its own. */
+static bool accepts(const char *spec)
+{
+    if (hook->accepts)
+        return hook->accepts(spec);
+    char why[128];
+    uint64_t dummy;
+    if (hook->start(&spec, 1, why, sizeof(why)) != 0)
+        return false;
+    hook->stop(&dummy, 1);
+    return true;
+}
+
+int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char *why, size_t whylen)
+{
+    ca_counter_hook(NULL); /* installs the PMU glue on first use */
+    if (!hook || !hook->start || !hook->stop) {
+        fmt_snprintf(why, whylen, "%s", hook_reason);
+        return -1;
+    }
+    if (n > CA_MAX_EVENTS || !fn) {
+        fmt_snprintf(why, whylen, "ca_count: %s", fn ? "too many events" : "no workload");
+        return -1;
+    }
+    const char *specs[CA_MAX_EVENTS];
+    size_t idx[CA_MAX_EVENTS], m = 0;
+    for (size_t i = 0; i < n; i++) {
+        ev[i].used = NULL;
+        ev[i].count = 0;
+        for (const char *const *c = ev[i].candidates; c && *c; c++)
+            if (accepts(*c)) {
+                ev[i].used = *c;
+                specs[m] = *c;
+                idx[m++] = i;
+                break;
+            }
+    }
+    if (!m) {
+        fmt_snprintf(why, whylen, "none of the events is countable on this PMU");
+        return -1;
+    }
+    unsigned group = hook->max_events ? hook->max_events : 1;
+    int counted = 0;
+    for (size_t g = 0; g < m; g += group) {
+        unsigned k = (unsigned)MIN((size_t)group, m - g);
+        uint64_t counts[CA_MAX_EVENTS];
+        char w[128];
+        if (hook->start(&specs[g], k, w, sizeof(w)) != 0) {
+            /* The group does not fit together: one event per run instead. */
+            for (unsigned e = 0; e < k; e++) {
+                if (hook->start(&specs[g + e], 1, w, sizeof(w)) != 0) {
+                    ev[idx[g + e]].used = NULL;
+                    continue;
+                }
+                fn(arg);
+                if (hook->stop(&counts[0], 1) != 0) {
+                    ev[idx[g + e]].used = NULL;
+                    continue;
+                }
+                ev[idx[g + e]].count = counts[0];
+                counted++;
+            }
+            continue;
+        }
+        fn(arg);
+        if (hook->stop(counts, k) != 0) {
+            for (unsigned e = 0; e < k; e++)
+                ev[idx[g + e]].used = NULL;
+            continue;
+        }
+        for (unsigned e = 0; e < k; e++)
+            ev[idx[g + e]].count = counts[e];
+        counted += (int)k;
+    }
+    if (!counted) {
+        fmt_snprintf(why, whylen, "the PMU refused every event group");
+        return -1;
+    }
+    return counted;
+}
+
+/* ---- event names ----------------------------------------------------------------------------------------- */
+
+/* Names as in the generated libpfm4 tables (nhm, wsm, wsm_dp, arch, amd_*). Intel first: [PAG] tables. */
+const char *const ca_ev_cycles[] = {"UNHALTED_CORE_CYCLES", "CPU_CLK_UNHALTED:THREAD_P", "CPU_CLK_UNHALTED",
+                                    "CYCLES_NOT_IN_HALT", "LS_NOT_HALTED_CYC", NULL};
+const char *const ca_ev_stalls[] = {"UOPS_RETIRED:STALL_CYCLES", "DISPATCH_STALLS", NULL};
+const char *const ca_ev_br_misp[] = {"BR_MISP_RETIRED:ALL_BRANCHES", "BR_MISP_RETIRED",
+                                     "MISPREDICTED_BRANCH_RETIRED", "RETIRED_MISPREDICTED_BRANCH_INSTRUCTIONS",
+                                     "RETIRED_BRANCH_INSTRUCTIONS_MISPREDICTED", "EX_RET_BRN_MISP", NULL};
+const char *const ca_ev_div_busy[] = {"ARITH:CYCLES_DIV_BUSY", NULL};
+const char *const ca_ev_unc_reads[] = {"UNC_QMC_NORMAL_READS:ANY", NULL};
+const char *const ca_ev_unc_writes[] = {"UNC_QMC_WRITES:FULL_ANY", NULL};
+
+static const char *const ev_dtlb_walk[] = {"DTLB_LOAD_MISSES:WALK_COMPLETED", "L1_DTLB_AND_L2_DTLB_MISS:ALL",
+                                           NULL};
+static const char *const ev_l2_hit[] = {"MEM_LOAD_RETIRED:L2_HIT", NULL};
+static const char *const ev_llc_hit[] = {"MEM_LOAD_RETIRED:LLC_UNSHARED_HIT", NULL};
+static const char *const ev_llc_miss[] = {"MEM_LOAD_RETIRED:LLC_MISS", NULL};
+static const char *const ev_hit_lfb[] = {"MEM_LOAD_RETIRED:HIT_LFB", NULL};
+static const char *const ev_alias[] = {"PARTIAL_ADDRESS_ALIAS", NULL};
+static const char *const ev_sf_block[] = {"LOAD_BLOCK:OVERLAP_STORE", NULL};
+static const char *const ev_misalign[] = {"MISALIGNED_ACCESSES", NULL};
+
+/* [PAG] "Measuring Penalties": the large-penalty events first (memory, then TLB, branches, divider). */
+const struct ca_term_def ca_terms[] = {
+    {ev_llc_miss, CA_P_DRAM},       {ev_llc_hit, CA_P_LLC},         {ev_l2_hit, CA_P_L2},
+    {ev_hit_lfb, CA_P_LFB},         {ev_dtlb_walk, CA_P_DTLB},      {ca_ev_br_misp, CA_P_BRANCH},
+    {ca_ev_div_busy, CA_P_UNIT},    {ev_alias, CA_P_ALIAS},         {ev_sf_block, CA_P_SF_FAIL},
+    {ev_misalign, CA_P_LINE_SPLIT},
+};
+const size_t ca_n_terms = ARRAY_SIZE(ca_terms);
+
+int ca_measure(struct ca_account *a, void (*fn)(void *), void *arg)
+{
+    _Static_assert(ARRAY_SIZE(ca_terms) + 2 <= CA_MAX_EVENTS, "terms + cycles + stalls fit one ca_count");
+    struct ca_event ev[CA_MAX_EVENTS];
+    size_t n = 0;
+    *a = (struct ca_account){0};
+    ev[n++] = (struct ca_event){.candidates = ca_ev_cycles};
+    ev[n++] = (struct ca_event){.candidates = ca_ev_stalls};
+    for (size_t i = 0; i < ca_n_terms; i++)
+        ev[n++] = (struct ca_event){.candidates = ca_terms[i].candidates};
+    if (ca_count(ev, n, fn, arg, a->reason, sizeof(a->reason)) < 0)
+        return -1;
+    if (!ev[0].used || !ev[1].used) {
+        fmt_snprintf(a->reason, sizeof(a->reason), "%s",
+                     !ev[0].used ? "no core-cycle event on this PMU" : "no stall-cycle event on this PMU");
+        return -1;
+    }
+    a->n = ca_n_terms;
+    for (size_t i = 0; i < ca_n_terms; i++) {
+        a->t[i] = (struct ca_term){.event = ev[2 + i].used, .penalty = ca_terms[i].penalty,
+                                   .count = (double)ev[2 + i].count, .cycles = __builtin_nan("")};
+        double p;
+        if (ca_penalty_get(ca_terms[i].penalty, &p))
+            a->t[i].cycles = p;
+    }
+    /* Groups run separately see slightly different totals: stalls above the cycles are clamped. */
+    double total = (double)ev[0].count, stall = MIN((double)ev[1].count, total);
+    if (ca_compute(total, stall, a->t, a->n, &a->r) != 0) {
+        fmt_snprintf(a->reason, sizeof(a->reason), "counts out of range");
+        return -1;
+    }
+    a->cycles_event = ev[0].used;
+    a->stall_event = ev[1].used;
+    a->ok = true;
+    return 0;
+}
+
+void ca_account_json(struct json *j, const char *bench, const struct ca_account *a)
+{
+    if (a->ok)
+        ca_json(j, bench, &a->r, a->t, a->n, a->stall_event, a->cycles_event);
+    else
+        ca_json_unavailable(j, bench, a->reason);
+}
+
+void ca_account_print(ca_print_fn print, const char *bench, const struct ca_account *a)
+{
+    if (a->ok)
+        ca_print(print, bench, &a->r, a->t, a->n);
+    else
+        print("  cycle accounting %s: unavailable (%s)\n", bench, a->reason);
+}
+
+/* ---- the benchmark ------------------------------------------------------------------------------------------ */
+
+struct ca_work_branch {
+    uint32_t state;
+    uint64_t iters, acc;
+};
+static void work_branch(void *a)
+{
+    struct ca_work_branch *w = a;
+    w->acc += branch_lfsr_loop(&w->state, 1, w->iters);
+}
+
+struct ca_work_chase {
+    void *p;
+    uint64_t iters;
+};
+static void work_chase(void *a)
+{
+    struct ca_work_chase *w = a;
+    w->p = chase_run(w->p, w->iters);
+}
+
+struct ca_work_triad {
+    struct bw_arrays x;
+    bw_fn fn;
+    uint64_t sum;
+};
+static void work_triad(void *a)
+{
+    struct ca_work_triad *w = a;
+    w->sum += w->fn(&w->x, 1);
+}
+
+static const char *const ca_workloads[] = {"branch_random", "chase_memory", "chase_4k_pages", "stream_triad"};
+
+static void account(const char *bench, void (*fn)(void *), void *arg)
+{
+    static struct ca_account a;
+    ca_measure(&a, fn, arg);
+    struct json *j = plat_rec_begin("cycle_accounting");
+    ca_account_json(j, bench, &a);
+    plat_rec_end();
+    ca_account_print(plat_printf, bench, &a);
+}
+
+static void unavailable(const char *bench, const char *why)
+{
+    struct json *j = plat_rec_begin("cycle_accounting");
+    ca_json_unavailable(j, bench, why);
+    plat_rec_end();
+    plat_printf("  cycle accounting %s: unavailable (%s)\n", bench, why);
+}
+
+/* A chain over bytes of b: random lines (CHAIN_RANDOM) or one line per 4 KiB page (CHAIN_PAGE). */
+static void *ca_chain(struct plat_buf *b, uint64_t bytes, enum chain_mode mode, struct plat_buf *scratch, size_t *n)
+{
+    struct chain_params p = {.bytes = (size_t)bytes, .line = 64, .page = 4096, .mode = mode,
+                             .lines_per_page = mode == CHAIN_PAGE ? 1 : 0, .seed = plat_config()->seed ^ 0xca};
+    size_t need = chain_scratch_bytes(&p);
+    if (need == SIZE_MAX || (need && plat_alloc(scratch, need, PLAT_PAGE_DEFAULT, -1, "cycle accounting scratch")))
+        return NULL;
+    void *start = chain_build(b->ptr, &p, scratch->ptr, need, n);
+    plat_free(scratch);
+    return start && *n % CHASE_UNROLL == 0 ? start : NULL;
+}
+
+void bench_cycle_accounting(void)
+{
+    const char *why;
+    if (!ca_counter_hook(&why)) {
+        for (size_t i = 0; i < ARRAY_SIZE(ca_workloads); i++)
+            unavailable(ca_workloads[i], why);
+        return;
+    }
+    bool quick = plat_config()->quick;
+    uint64_t llc = MiB(8);
+    const struct cpu_info *ci = plat_cpuinfo();
+    for (uint32_t i = 0; ci && i < ci->n_caches; i++)
+        if (ci->caches[i].type != CPU_CACHE_INSTRUCTION && ci->caches[i].bytes)
+            llc = ci->caches[i].bytes; /* CPUID lists levels in ascending order */
+    uint64_t mem = MIN(MAX(4 * llc, MiB(64)), quick ? MiB(64) : GiB(1));
+    if (plat_config()->max_bytes)
+        mem = MIN(mem, plat_config()->max_bytes);
+
+    struct ca_work_branch wb = {.iters = quick ? 1u << 18 : 1u << 22};
+    struct lfsr32 l;
+    lfsr32_seed(&l, plat_config()->seed);
+    wb.state = l.state;
+    account(ca_workloads[0], work_branch, &wb);
+
+    struct plat_buf b = {0}, scratch = {0};
+    size_t n = 0;
+    void *start;
+    if (plat_alloc(&b, mem, PLAT_PAGE_LARGEST, -1, "cycle accounting chase") == 0 &&
+        (start = ca_chain(&b, mem, CHAIN_RANDOM, &scratch, &n)) != NULL) {
+        struct ca_work_chase w = {start, n / CHASE_UNROLL};
+        work_chase(&w); /* warm: TLBs and caches as they will be */
+        account(ca_workloads[1], work_chase, &w);
+    } else {
+        unavailable(ca_workloads[1], "buffer or chain for the memory chase could not be had");
+    }
+    plat_free(&b);
+
+    uint64_t pages_bytes = (quick ? 4096 : 8192) * KiB(4);
+    if (plat_alloc(&b, pages_bytes, KiB(4), -1, "cycle accounting pages") == 0 &&
+        (start = ca_chain(&b, pages_bytes, CHAIN_PAGE, &scratch, &n)) != NULL) {
+        struct ca_work_chase w = {start, MAX(n / CHASE_UNROLL, 1024)};
+        work_chase(&w);
+        account(ca_workloads[2], work_chase, &w);
+    } else {
+        unavailable(ca_workloads[2], "no buffer with 4 KiB pages");
+    }
+    plat_free(&b);
+
+    if (plat_alloc(&b, mem + KiB(64), PLAT_PAGE_LARGEST, -1, "cycle accounting triad") == 0) {
+        size_t ne = bw_elems_for(mem / 3);
+        uint64_t stride = ALIGN_UP((uint64_t)ne * 8, KiB(4)) + KiB(4) + 1088;
+        uint8_t *base = b.ptr;
+        struct ca_work_triad w = {.x = {(double *)base, (double *)(base + stride), (double *)(base + 2 * stride), ne, 3.0},
+                                  .fn = bw_kernel_fn(BW_TRIAD, bw_isa_widest(ci ? &ci->feat : NULL, bw_xcr0()))};
+        if (ne && bw_kernel_check(BW_TRIAD, &w.x) == 0) {
+            work_triad(&w);
+            account(ca_workloads[3], work_triad, &w);
+        } else {
+            unavailable(ca_workloads[3], "triad arrays do not fit");
+        }
+    } else {
+        unavailable(ca_workloads[3], "no buffer for the triad");
+    }
+    plat_free(&b);
+}
+
+/* ---- the PMU glue (UEFI image only) -------------------------------------------------------------------------------- */
+
+#ifndef PMB_HOST
+/* The hook over pmu/counting.h: one counting set, one group, per start/stop. */
+static struct pmu_counting glue_pc, glue_probe;
+
+static bool glue_accepts(const char *spec)
+{
+    return pmu_counting_prepare(&glue_probe, spec, "probe") == PMU_COUNTING_OK && glue_probe.valid &&
+           glue_probe.nev == 1;
+}
+
+static int glue_start(const char *const *specs, unsigned n, char *why, size_t whylen)
+{
+    char list[768];
+    size_t o = 0;
+    list[0] = 0;
+    for (unsigned i = 0; i < n && o < sizeof(list); i++)
+        o += (size_t)fmt_snprintf(list + o, sizeof(list) - o, "%s%s", i ? "," : "", specs[i]);
+    if (o >= sizeof(list)) {
+        fmt_snprintf(why, whylen, "event list too long");
+        return -1;
+    }
+    int st = pmu_counting_prepare(&glue_pc, list, "cycle_accounting");
+    if (st != PMU_COUNTING_OK || !glue_pc.valid) {
+        fmt_snprintf(why, whylen, "%s", glue_pc.err[0] ? glue_pc.err : glue_pc.why ? glue_pc.why : "not countable");
+        return -1;
+    }
+    if (glue_pc.ngroups != 1 || glue_pc.nev != n) {
+        fmt_snprintf(why, whylen, "%u events need %u counter groups", n, glue_pc.ngroups);
+        return -1;
+    }
+    return pmu_counting_begin(&glue_pc, 0) == 0 ? 0 : -1;
+}
+
+static int glue_stop(uint64_t *counts, unsigned n)
+{
+    pmu_counting_end(&glue_pc, 0);
+    for (unsigned i = 0; i < n; i++) {
+        if (i >= glue_pc.nev || !glue_pc.measured[i] || glue_pc.overflowed[i])
+            return -1;
+        counts[i] = glue_pc.value[i];
+    }
+    return 0;
+}
+
+static struct ca_counter_hook glue_hook = {
+    .accepts = glue_accepts,
+    .start = glue_start,
+    .stop = glue_stop,
+    .method = "pmu/counting.h: the events programmed as one counter group around the region",
+};
+
+static void ca_pmu_glue(void)
+{
+    const char *why = NULL;
+    if (!pmu_may_program(PMU_FEAT_COUNTING, &why) || !pmu_figures_valid(PMU_FEAT_COUNTING, &why)) {
+        fmt_snprintf(hook_reason, sizeof(hook_reason), "PMU: %s", why ? why : "not usable");
+        return;
+    }
+    glue_hook.max_events = PMU.caps.gp_counters ? PMU.caps.gp_counters : 2;
+    hook = &glue_hook;
+}
+#else
+static void ca_pmu_glue(void)
+{
+    fmt_snprintf(hook_reason, sizeof(hook_reason), "%s",
+                 "hosted runner: the PMU belongs to the OS (no event counting)");
+}
+#endif

@@ -1,0 +1,157 @@
+/* cycle_accounting.h - the guide's stall decomposition (sum of P_i x N_i with this run's penalties), the PMU counting hook it and the other benchmarks count events through, and its record. */
+#ifndef PMB_BENCH_CYCLE_ACCOUNTING_H
+#define PMB_BENCH_CYCLE_ACCOUNTING_H
+
+#include "kernel/klib.h"
+#include "kernel/json.h"
+
+/*
+ * Core i7 / Xeon 5500 Performance Analysis Guide [PAG], "Stall Decomposition Overview":
+ *   Counted_Stall_Cycles = sum_i P_i * N_i
+ *   Unaccounted          = Stalls - Counted_Stall_Cycles     (may be negative: the sequential-penalty
+ *                          model over-counts overlapping penalties; the record says so)
+ * N_i are event counts taken around a workload, P_i the penalties the `penalty` and `branch` benchmarks
+ * calibrated earlier in the same run (ca_penalty_set). Stalls are UOPS_RETIRED.STALL_CYCLES, the
+ * guide's per-thread retirement-based stall count (UOPS_EXECUTED.CORE_STALL_CYCLES counts per core and
+ * over-counts with HT), retiring cycles = total - stalls.
+ */
+
+#define CYCLE_ACCOUNTING_WHAT "cycle accounting after the guide: stalls = sum P_i x N_i + unaccounted, for a few " \
+                              "workloads, with this run's penalties (needs PMU counters)"
+
+/* Runs the workloads (random branches, a DRAM chase, a 4 KiB-page chase, STREAM triad at memory level) with
+ * the counters around them and emits one `cycle_accounting` record each ("unavailable" with the reason when
+ * there are no counters), and the table. Run after `penalty` and `branch`, whose penalties it uses. */
+void bench_cycle_accounting(void);
+
+/* ---- penalties calibrated in this run ------------------------------------------------------------- */
+
+#define CA_MAX_PENALTIES 32
+
+/* Penalty names used by the benchmarks (the `penalty` records' "name"). */
+#define CA_P_BRANCH "branch_mispredict"
+#define CA_P_DTLB "dtlb_miss_4k"
+#define CA_P_L2 "l2_hit"
+#define CA_P_LLC "llc_hit"
+#define CA_P_DRAM "dram_local"
+#define CA_P_LFB "l1d_miss_hit_lfb"
+#define CA_P_ALIAS "4k_alias"
+#define CA_P_SF_FAIL "store_forward_fail_size"
+#define CA_P_LINE_SPLIT "line_split_load"
+#define CA_P_UNIT "cycles" /* the event counts cycles itself (ARITH.CYCLES_DIV_BUSY): P = 1 */
+
+/* Remembers a penalty in core cycles under `name` (a string that outlives the run); a later call with the
+ * same name replaces it. Non-finite values are ignored. Returns 0, or -1 when the table is full. */
+int ca_penalty_set(const char *name, double cycles);
+/* The penalty, or false when it was not calibrated in this run (CA_P_UNIT is always 1). */
+bool ca_penalty_get(const char *name, double *cycles);
+void ca_penalty_reset(void);
+
+/* ---- the decomposition (pure arithmetic) ---------------------------------------------------------- */
+
+struct ca_term {
+    const char *event;   /* event specifier that was counted (NULL: none of the candidates could be) */
+    const char *penalty; /* penalty name (CA_P_*) */
+    double count;        /* N_i */
+    double cycles;       /* P_i; NaN when not calibrated in this run */
+};
+
+struct ca_result {
+    double total_cycles, stall_cycles, retiring_cycles; /* retiring = total - stall */
+    double counted_stall_cycles;  /* sum of P_i N_i over the terms that have both */
+    double unaccounted_cycles;    /* stall - counted; negative when the model over-counts */
+    unsigned terms_used;          /* terms in the sum */
+    unsigned terms_missing;       /* terms left out: event not counted or penalty not calibrated */
+};
+
+/* Fills r. Returns 0, or -1 for invalid input (NULL, negative or non-finite totals, stall > total). */
+int ca_compute(double total_cycles, double stall_cycles, const struct ca_term *t, size_t n, struct ca_result *r);
+
+/* Writes the keys of a `cycle_accounting` record: bench, status "ok", total_cycles, retiring_cycles,
+ * stall_cycles, counted_stall_cycles, unaccounted_cycles, unaccounted_negative, terms [{event, count,
+ * penalty, penalty_cycles, stall_cycles}], plus the method keys. */
+void ca_json(struct json *j, const char *bench, const struct ca_result *r, const struct ca_term *t, size_t n,
+             const char *stall_event, const char *cycles_event);
+/* bench, status "unavailable", reason. */
+void ca_json_unavailable(struct json *j, const char *bench, const char *reason);
+
+typedef void (*ca_print_fn)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The human-readable table of one decomposition. */
+void ca_print(ca_print_fn print, const char *bench, const struct ca_result *r, const struct ca_term *t, size_t n);
+
+/* ---- event counting: the hook the PMU code installs ------------------------------------------------ */
+
+/*
+ * Counting events around a region on the calling CPU. In the UEFI image the PMU glue at the end of
+ * cycle_accounting.c (ca_pmu_glue, over pmu/counting.h) installs itself on first use when the PMU may be
+ * programmed and its figures are measurements; the Linux runner and QEMU TCG have none, and everything
+ * that needs counts then reports "unavailable" with the reason. Tests install fakes with ca_set_counter_hook.
+ *   accepts: whether one specifier (pmu_event_parse syntax) can be counted here; nothing is programmed.
+ *   start:   program and enable the events on the calling CPU, counts zeroed. 0, or -1 with a one-line reason
+ *            (too many events for one group, no counter fits).
+ *   stop:    disable them and store the n counts in order. 0 or -1.
+ * Only the benchmark's own CPU calls it, with no record open (the glue emits pmu_measure records).
+ */
+struct ca_counter_hook {
+    unsigned max_events; /* events one start() should be given at once */
+    bool (*accepts)(const char *spec);
+    int (*start)(const char *const *specs, unsigned n, char *why, size_t whylen);
+    int (*stop)(uint64_t *counts, unsigned n);
+    const char *method; /* e.g. "pmu/counting.h: one counter group around the region" */
+};
+
+/* Installs h (NULL uninstalls; the struct must outlive the run). When h is NULL, `reason` says why no
+ * counting is possible (copied; e.g. "no PMU: QEMU TCG"). */
+void ca_set_counter_hook(const struct ca_counter_hook *h, const char *reason);
+/* The hook, or NULL with *why (optional) set to the reason. */
+const struct ca_counter_hook *ca_counter_hook(const char **why);
+
+/* One event to count: the first of `candidates` (NULL-terminated specifier list, one per PMU family: the
+ * names differ between Intel models and AMD) that the hook accepts is used. */
+#define CA_MAX_EVENTS 16
+struct ca_event {
+    const char *const *candidates;
+    const char *used; /* out: the candidate that counted, NULL when none could */
+    uint64_t count;   /* out */
+};
+
+/* Counts the events around fn(arg): each event resolved to its first accepted candidate, then fn runs once
+ * per group of at most max_events events (fn must do the same work every time). Returns the number of
+ * events counted (those with used != NULL), or -1 with *why set when there is no hook or nothing could be
+ * counted. */
+int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char *why, size_t whylen);
+
+/* Candidate lists shared by the benchmarks. */
+extern const char *const ca_ev_cycles[];      /* unhalted core cycles */
+extern const char *const ca_ev_stalls[];      /* cycles with no uop retired (Intel) / dispatch stalls (AMD) */
+extern const char *const ca_ev_br_misp[];     /* retired mispredicted branches */
+extern const char *const ca_ev_div_busy[];    /* ARITH.CYCLES_DIV_BUSY */
+extern const char *const ca_ev_unc_reads[];   /* UNC_QMC_NORMAL_READS.ANY (Nehalem/Westmere uncore) */
+extern const char *const ca_ev_unc_writes[];  /* UNC_QMC_WRITES.FULL.ANY */
+
+/* The decomposition's terms: events and the penalty each is multiplied by. */
+struct ca_term_def {
+    const char *const *candidates;
+    const char *penalty;
+};
+extern const struct ca_term_def ca_terms[];
+extern const size_t ca_n_terms;
+
+/* One workload's decomposition. */
+struct ca_account {
+    bool ok;
+    char reason[160];                  /* why not ok */
+    const char *cycles_event, *stall_event;
+    struct ca_term t[CA_MAX_EVENTS];   /* ca_n_terms used */
+    size_t n;
+    struct ca_result r;
+};
+
+/* Counts cycles, stalls and every term's event around fn(arg) (several runs of fn when they do not fit one
+ * counter group) and applies the penalties of ca_penalty_get. Call with no record open. 0, or -1 (a->reason). */
+int ca_measure(struct ca_account *a, void (*fn)(void *), void *arg);
+/* The `cycle_accounting` record's keys (ok or unavailable) and the table. */
+void ca_account_json(struct json *j, const char *bench, const struct ca_account *a);
+void ca_account_print(ca_print_fn print, const char *bench, const struct ca_account *a);
+
+#endif

@@ -1,0 +1,673 @@
+/* platform_linux.c - bench/platform.h for a Linux process: mmap buffers (hugetlbfs or THP when asked, mbind for a
+ * node), one pinned worker thread per CPU, the TSC calibrated against CLOCK_MONOTONIC_RAW, records on stdout. */
+#define _GNU_SOURCE
+#include "bench/hosted/platform_linux.h"
+#include "bench/platform.h"
+#include "kernel/fmt.h"
+
+#include <cpuid.h>
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#define MAP_HUGE_2MB_ (21 << MAP_HUGE_SHIFT)
+#define MAP_HUGE_1GB_ (30 << MAP_HUGE_SHIFT)
+#define MPOL_BIND_ 2 /* linux/mempolicy.h */
+#define MAX_CPUS 1024
+#define JOB_TIMEOUT_S 60
+
+static struct host_info H;
+static struct plat_config PC;
+static struct record_stream RS;
+
+struct worker {
+    pthread_t th;
+    struct plat_cpu info;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    plat_fn fn;
+    void *arg;
+    unsigned req, done;
+    bool dead, quit;
+};
+
+static struct worker *W[MAX_CPUS]; /* by position in the CPU list; W[0] unused (the main thread) */
+static struct plat_cpu cpus[MAX_CPUS];
+static uint32_t ncpu;
+
+/* ---- small file helpers ------------------------------------------------------------------------------ */
+
+static bool read_text(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, len - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return n > 0;
+}
+
+static long read_long(const char *path, long dflt)
+{
+    char b[64];
+    return read_text(path, b, sizeof(b)) ? strtol(b, NULL, 10) : dflt;
+}
+
+static uint64_t meminfo_kb(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    uint64_t v = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        char *k = strstr(line, key);
+        if (k && k[strlen(key)] == ':') {
+            v = strtoull(k + strlen(key) + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+/* ---- CPUID ---------------------------------------------------------------------------------------------- */
+
+static void host_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4], void *ctx)
+{
+    (void)ctx;
+    __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+}
+
+static uint32_t my_apic_id(void)
+{
+    uint32_t r[4];
+    host_cpuid(0, 0, r, NULL);
+    if (r[0] >= 0xb) {
+        host_cpuid(0xb, 0, r, NULL);
+        if (r[1]) /* EBX != 0: the leaf is implemented */
+            return r[3];
+    }
+    host_cpuid(1, 0, r, NULL);
+    return r[1] >> 24;
+}
+
+/* ---- CPUs, nodes, workers ------------------------------------------------------------------------------ */
+
+static int node_of_cpu(int cpu)
+{
+    char path[96];
+    fmt_snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d", cpu);
+    DIR *d = opendir(path);
+    int node = 0;
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "node", 4) && e->d_name[4] >= '0' && e->d_name[4] <= '9') {
+            node = atoi(e->d_name + 4);
+            break;
+        }
+    closedir(d);
+    return node;
+}
+
+static void describe_cpu(int cpu, struct plat_cpu *c)
+{
+    char path[128];
+    *c = (struct plat_cpu){.id = (uint32_t)cpu, .apic_id = (uint32_t)cpu};
+    fmt_snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+    c->package = (uint32_t)read_long(path, 0);
+    fmt_snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+    c->core = (uint32_t)read_long(path, cpu);
+    c->node = node_of_cpu(cpu);
+    /* SMT index: position of this CPU in its thread_siblings_list ("2,66" or "2-3"). */
+    char sib[64];
+    fmt_snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", cpu);
+    if (read_text(path, sib, sizeof(sib))) {
+        long first = strtol(sib, NULL, 10);
+        c->smt = cpu > first ? 1 : 0;
+    }
+}
+
+static bool pin_self(int cpu)
+{
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    return sched_setaffinity(0, sizeof(s), &s) == 0;
+}
+
+static void *worker_main(void *p)
+{
+    struct worker *w = p;
+    pin_self((int)w->info.id);
+    w->info.apic_id = my_apic_id();
+    pthread_mutex_lock(&w->mu);
+    w->done = w->req = 1; /* announces that it is pinned and its APIC id is known */
+    pthread_cond_broadcast(&w->cv);
+    for (;;) {
+        while (w->req == w->done && !w->quit)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->quit)
+            break;
+        plat_fn fn = w->fn;
+        void *arg = w->arg;
+        unsigned req = w->req;
+        pthread_mutex_unlock(&w->mu);
+        fn(arg);
+        pthread_mutex_lock(&w->mu);
+        w->done = req;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static struct worker *worker_of(uint32_t cpu_id)
+{
+    for (uint32_t i = 1; i < ncpu; i++)
+        if (cpus[i].id == cpu_id)
+            return W[i];
+    return NULL;
+}
+
+static bool wait_done(struct worker *w, unsigned target)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += JOB_TIMEOUT_S;
+    bool ok = true;
+    pthread_mutex_lock(&w->mu);
+    while (w->done != target) {
+        if (pthread_cond_timedwait(&w->cv, &w->mu, &dl) == ETIMEDOUT) {
+            ok = false;
+            w->dead = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return ok;
+}
+
+int plat_start(uint32_t cpu_id, plat_fn fn, void *arg)
+{
+    struct worker *w = worker_of(cpu_id);
+    if (!w || w->dead)
+        return -1;
+    pthread_mutex_lock(&w->mu);
+    if (w->req != w->done) {
+        pthread_mutex_unlock(&w->mu);
+        return -1;
+    }
+    w->fn = fn;
+    w->arg = arg;
+    w->req++;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+int plat_wait(uint32_t cpu_id)
+{
+    struct worker *w = worker_of(cpu_id);
+    if (!w)
+        return 0;
+    if (w->dead)
+        return -1;
+    pthread_mutex_lock(&w->mu);
+    unsigned target = w->req;
+    pthread_mutex_unlock(&w->mu);
+    if (!wait_done(w, target)) {
+        fprintf(stdout, "host: CPU %u did not finish its job within %d s; not used again\n", cpu_id, JOB_TIMEOUT_S);
+        return -1;
+    }
+    return 0;
+}
+
+int plat_run_on(uint32_t cpu_id, plat_fn fn, void *arg)
+{
+    if (ncpu == 0 || cpu_id == cpus[0].id) {
+        fn(arg);
+        return 0;
+    }
+    if (plat_start(cpu_id, fn, arg) != 0)
+        return -1;
+    return plat_wait(cpu_id);
+}
+
+uint32_t plat_cpu_count(void) { return ncpu ? ncpu : 1; }
+
+bool plat_cpu(uint32_t i, struct plat_cpu *out)
+{
+    if (i >= ncpu)
+        return false;
+    if (i > 0 && W[i] && W[i]->dead)
+        return false;
+    *out = i > 0 && W[i] ? W[i]->info : cpus[i];
+    return true;
+}
+
+uint32_t plat_node_count(void) { return H.nodes ? H.nodes : 1; }
+
+uint64_t plat_node_bytes(int node)
+{
+    char path[96];
+    if (node < 0 || (uint32_t)node >= plat_node_count())
+        return 0;
+    fmt_snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", node);
+    uint64_t kb = meminfo_kb(path, "MemTotal");
+    if (!kb && node == 0)
+        return H.memory_bytes;
+    return kb << 10;
+}
+
+int plat_node_distance(int from, int to)
+{
+    char path[96], b[512];
+    fmt_snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/distance", from);
+    if (from < 0 || to < 0 || !read_text(path, b, sizeof(b)))
+        return -1;
+    char *p = b;
+    for (int i = 0; i < to; i++) {
+        strtol(p, &p, 10);
+        if (!*p)
+            return -1;
+    }
+    return (int)strtol(p, NULL, 10);
+}
+
+/* ---- memory ------------------------------------------------------------------------------------------- */
+
+static long mbind_(void *addr, unsigned long len, int mode, const unsigned long *mask, unsigned long maxnode)
+{
+    return syscall(SYS_mbind, addr, len, mode, mask, maxnode, 0);
+}
+
+/* Fraction of [p, p+len) backed by transparent huge pages, from /proc/self/smaps. */
+static double thp_fraction(const void *p, uint64_t len)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    bool in = false;
+    uint64_t kb = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+            continue;
+        }
+        if (in && !strncmp(line, "AnonHugePages:", 14))
+            kb += strtoull(line + 14, NULL, 10);
+    }
+    fclose(f);
+    return len ? (double)(kb << 10) / (double)len : 0;
+}
+
+static void *map_huge(uint64_t len, uint64_t page)
+{
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (page == GiB(1) ? MAP_HUGE_1GB_ : MAP_HUGE_2MB_);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* An anonymous mapping aligned to `align` (the slack around it unmapped again). */
+static void *map_aligned(uint64_t len, uint64_t align)
+{
+    uint64_t span = len + align;
+    uint8_t *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return NULL;
+    uint8_t *p = (uint8_t *)ALIGN_UP((uintptr_t)raw, align);
+    if (p > raw)
+        munmap(raw, (size_t)(p - raw));
+    uint8_t *end = p + len, *rend = raw + span;
+    if (rend > end)
+        munmap(end, (size_t)(rend - end));
+    return p;
+}
+
+int plat_alloc(struct plat_buf *b, uint64_t bytes, uint64_t page, int node, const char *why)
+{
+    (void)why;
+    memset(b, 0, sizeof(*b));
+    b->node = -1;
+    if (bytes == 0 || bytes > (1ull << 46))
+        return -1;
+    if (node >= 0 && (uint32_t)node >= plat_node_count())
+        return -1;
+    void *p = NULL;
+    uint64_t len = 0, got = 0;
+    const char *how = NULL;
+    bool largest = page == PLAT_PAGE_LARGEST;
+    if (page == GiB(1) || (largest && bytes >= GiB(1) / 2)) {
+        len = ALIGN_UP(bytes, GiB(1));
+        if ((p = map_huge(len, GiB(1))))
+            got = GiB(1), how = "hugetlbfs";
+        else if (!largest)
+            return -1;
+    }
+    if (!p && (page == MiB(2) || largest)) {
+        len = ALIGN_UP(bytes, MiB(2));
+        if ((p = map_huge(len, MiB(2)))) {
+            got = MiB(2), how = "hugetlbfs";
+        } else if ((p = map_aligned(len, MiB(2)))) {
+            madvise(p, len, MADV_HUGEPAGE);
+            how = "thp";
+        }
+    }
+    if (!p && (page == KiB(4) || page == PLAT_PAGE_DEFAULT)) {
+        len = ALIGN_UP(bytes, KiB(4));
+        if ((p = map_aligned(len, KiB(4)))) {
+            if (page == KiB(4))
+                madvise(p, len, MADV_NOHUGEPAGE);
+            got = KiB(4);
+            how = page == KiB(4) ? "base pages (MADV_NOHUGEPAGE)" : "default (THP per system policy)";
+        }
+    }
+    if (!p)
+        return -1;
+    if (node >= 0) {
+        unsigned long mask[16] = {0};
+        mask[node / 64] = 1ul << (node % 64);
+        if (mbind_(p, len, MPOL_BIND_, mask, sizeof(mask) * 8) != 0) {
+            munmap(p, len);
+            return -1;
+        }
+        b->node = node;
+    } else if (plat_node_count() == 1) {
+        b->node = 0;
+    }
+    memset(p, 0, len); /* fault every page in now (on the bound node), not inside a timed region */
+    if (how && !strcmp(how, "thp")) {
+        double f = thp_fraction(p, len);
+        got = f >= 0.9 ? MiB(2) : KiB(4);
+        how = f >= 0.9 ? "thp" : "thp requested, base pages given";
+    } else if (page == PLAT_PAGE_DEFAULT && thp_fraction(p, len) >= 0.9) {
+        got = MiB(2);
+    }
+    b->ptr = p;
+    b->bytes = len;
+    b->page_bytes = got;
+    b->page_how = how;
+    b->priv_restore = len;
+    return 0;
+}
+
+void plat_free(struct plat_buf *b)
+{
+    if (!b || !b->ptr)
+        return;
+    munmap(b->ptr, b->priv_restore);
+    memset(b, 0, sizeof(*b));
+    b->node = -1;
+}
+
+uint64_t plat_alloc_limit(int node)
+{
+    uint64_t avail = meminfo_kb("/proc/meminfo", "MemAvailable") << 10;
+    if (node >= 0 && plat_node_count() > 1) {
+        char path[96];
+        fmt_snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", node);
+        uint64_t free_kb = meminfo_kb(path, "MemFree");
+        if (free_kb)
+            avail = MIN(avail, free_kb << 10);
+    }
+    return avail;
+}
+
+bool plat_page_ok(uint64_t page)
+{
+    if (page == KiB(4) || page == MiB(2))
+        return true;
+    return page == GiB(1) && H.hugepages_1g_free > 0;
+}
+
+/* ---- clocks ---------------------------------------------------------------------------------------------- */
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void calibrate_tsc(bool quick)
+{
+    double r[9];
+    int n = quick ? 5 : 9;
+    double window = quick ? 10e6 : 50e6;
+    for (int i = 0; i < n; i++) {
+        double n0 = now_ns();
+        uint64_t t0 = timing_rdtsc();
+        while (now_ns() - n0 < window)
+            ;
+        uint64_t t1 = timing_rdtsc();
+        double n1 = now_ns();
+        r[i] = (double)(t1 - t0) * 1e9 / (n1 - n0);
+    }
+    qsort(r, (size_t)n, sizeof(double), cmp_double);
+    H.tsc_hz = (uint64_t)(r[n / 2] + 0.5);
+    H.tsc_spread = (r[n - 1] - r[0]) / r[n / 2];
+    H.tsc_method = "clock_monotonic_raw";
+}
+
+/* A chain of CRC32 instructions: each needs the previous result and CRC32 r64 has a latency of 3 cycles on
+ * every Intel core since Nehalem and every AMD Zen (Intel optimization manual, Agner Fog's tables). The
+ * compiler cannot fold it, unlike a chain of adds, and it needs no assembly. */
+__attribute__((target("sse4.2"), noinline)) static uint64_t crc32_chain(uint64_t c, uint64_t iters)
+{
+    for (uint64_t i = 0; i < iters; i++) {
+#define C1 c = __builtin_ia32_crc32di(c, i);
+#define C8 C1 C1 C1 C1 C1 C1 C1 C1
+        C8 C8 C8 C8
+#undef C8
+#undef C1
+    }
+    return c;
+}
+
+static bool perf_ratio(double *ratio)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof(a));
+    a.type = PERF_TYPE_HARDWARE;
+    a.size = sizeof(a);
+    a.config = PERF_COUNT_HW_CPU_CYCLES;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+    if (fd < 0)
+        return false;
+    uint64_t c0, c1;
+    volatile uint64_t sink = 0;
+    bool ok = read(fd, &c0, 8) == 8;
+    uint64_t t0 = timing_rdtsc();
+    sink += crc32_chain(1, 200000);
+    uint64_t t1 = timing_rdtsc();
+    ok = ok && read(fd, &c1, 8) == 8 && c1 > c0 && t1 > t0;
+    close(fd);
+    if (ok)
+        *ratio = (double)(c1 - c0) / (double)(t1 - t0);
+    return ok;
+}
+
+static void core_ratio(void)
+{
+    double r[5];
+    volatile uint64_t sink = 0;
+    if (perf_ratio(&r[0])) {
+        H.core_tsc_ratio = r[0];
+        H.core_tsc_method = "perf_event:cpu-cycles";
+        return;
+    }
+    if (!H.cpu.feat.sse4_2) {
+        H.core_tsc_ratio = 1.0;
+        H.core_tsc_method = "none (no SSE4.2, no perf: assumed 1)";
+        return;
+    }
+    sink += crc32_chain(1, 20000); /* warm-up (and a frequency ramp) */
+    for (int i = 0; i < 5; i++) {
+        uint64_t iters = 100000;
+        uint64_t t0 = timing_rdtsc();
+        sink += crc32_chain(sink, iters);
+        uint64_t t1 = timing_rdtsc();
+        r[i] = (double)(iters * 32 * 3) / (double)(t1 - t0);
+    }
+    qsort(r, 5, sizeof(double), cmp_double);
+    H.core_tsc_ratio = r[2];
+    H.core_ratio_spread = (r[4] - r[0]) / r[2];
+    H.core_tsc_method = "crc32_chain";
+}
+
+uint64_t plat_tsc_hz(void) { return H.tsc_hz; }
+double plat_core_tsc_ratio(void) { return H.core_tsc_ratio; }
+const char *plat_core_tsc_method(void) { return H.core_tsc_method; }
+const struct cpu_info *plat_cpuinfo(void) { return &H.cpu; }
+const struct plat_config *plat_config(void) { return &PC; }
+
+/* ---- output ------------------------------------------------------------------------------------------- */
+
+static void sink_stdout(const char *line, size_t len, void *ctx)
+{
+    (void)ctx;
+    fflush(stdout);
+    fwrite(line, 1, len, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+}
+
+struct record_stream *host_records(void) { return &RS; }
+struct json *plat_rec_begin(const char *type) { return record_begin(&RS, type); }
+void plat_rec_end(void) { record_end(&RS); }
+
+void plat_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}
+
+/* ---- start-up ----------------------------------------------------------------------------------------- */
+
+const struct host_info *host_info(void) { return &H; }
+
+int host_init(const struct config *cfg, bool quick, char *err, size_t errlen)
+{
+    record_stream_init(&RS, sink_stdout, NULL);
+    cpuid_decode(&H.cpu, host_cpuid, NULL);
+    if (!H.cpu.feat.tsc) {
+        fmt_snprintf(err, errlen, "CPUID reports no TSC");
+        return -1;
+    }
+    PC = (struct plat_config){
+        .quick = quick,
+        .seed = cfg->seed,
+        .max_bytes = cfg->max_bytes,
+        .time_budget_ms = cfg->time_budget_ms,
+        .serialize = !strcmp(cfg->serialize, "cpuid") ? TIMING_CPUID : TIMING_LFENCE,
+        .platform = "linux",
+    };
+    struct utsname u;
+    if (uname(&u) == 0)
+        fmt_snprintf(H.kernel, sizeof(H.kernel), "%s %s", u.sysname, u.release);
+    H.memory_bytes = meminfo_kb("/proc/meminfo", "MemTotal") << 10;
+    char thp[128];
+    H.thp_madvise = read_text("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof(thp)) &&
+                    (strstr(thp, "[madvise]") || strstr(thp, "[always]"));
+    H.hugepages_2m_free = (uint64_t)read_long("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", 0);
+    H.hugepages_1g_free = (uint64_t)read_long("/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages", 0);
+    H.nodes = 0;
+    for (int n = 0; n < 1024; n++) {
+        char path[96];
+        fmt_snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", n);
+        DIR *d = opendir(path);
+        if (!d)
+            continue;
+        closedir(d);
+        H.nodes = (uint32_t)n + 1;
+    }
+    if (!H.nodes)
+        H.nodes = 1;
+
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        fmt_snprintf(err, errlen, "sched_getaffinity: %s", strerror(errno));
+        return -1;
+    }
+    H.cpus_allowed = (uint32_t)CPU_COUNT(&set);
+    uint32_t limit = cfg->max_cpus ? cfg->max_cpus : MAX_CPUS;
+    ncpu = 0;
+    for (int c = 0; c < CPU_SETSIZE && ncpu < MIN(limit, (uint32_t)MAX_CPUS); c++)
+        if (CPU_ISSET(c, &set))
+            describe_cpu(c, &cpus[ncpu++]);
+    if (ncpu == 0) {
+        fmt_snprintf(err, errlen, "no CPU in the affinity mask");
+        return -1;
+    }
+    if (!pin_self((int)cpus[0].id)) {
+        fmt_snprintf(err, errlen, "cannot pin to CPU %u: %s", cpus[0].id, strerror(errno));
+        return -1;
+    }
+    cpus[0].apic_id = my_apic_id();
+    for (uint32_t i = 1; i < ncpu; i++) {
+        struct worker *w = calloc(1, sizeof(*w));
+        if (!w)
+            break;
+        w->info = cpus[i];
+        pthread_mutex_init(&w->mu, NULL);
+        pthread_cond_init(&w->cv, NULL);
+        if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
+            free(w);
+            ncpu = i;
+            break;
+        }
+        W[i] = w;
+        if (!wait_done(w, 1)) {
+            fmt_snprintf(err, errlen, "worker thread for CPU %u did not start", cpus[i].id);
+            return -1;
+        }
+        cpus[i] = w->info;
+    }
+    H.cpus = ncpu;
+    calibrate_tsc(quick);
+    core_ratio();
+    return 0;
+}
+
+void host_shutdown(void)
+{
+    for (uint32_t i = 1; i < ncpu; i++) {
+        struct worker *w = W[i];
+        if (!w)
+            continue;
+        pthread_mutex_lock(&w->mu);
+        w->quit = true;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        if (!w->dead)
+            pthread_join(w->th, NULL);
+    }
+}

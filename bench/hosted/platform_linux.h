@@ -1,0 +1,36 @@
+/* platform_linux.h - start-up of the Linux implementation of bench/platform.h (the hosted runner's machine description). */
+#ifndef PMB_BENCH_HOSTED_PLATFORM_LINUX_H
+#define PMB_BENCH_HOSTED_PLATFORM_LINUX_H
+
+#include "kernel/config.h"
+#include "kernel/cpuid.h"
+#include "kernel/record.h"
+
+/* What the start-up found, for the run record. */
+struct host_info {
+    struct cpu_info cpu;
+    uint64_t tsc_hz;
+    const char *tsc_method;     /* "clock_monotonic_raw" */
+    double tsc_spread;          /* (max - min) / median of the calibration runs */
+    double core_tsc_ratio;
+    const char *core_tsc_method; /* "perf_event:cpu-cycles" | "crc32_chain" */
+    double core_ratio_spread;
+    uint64_t memory_bytes;      /* MemTotal */
+    uint32_t cpus;              /* CPUs used (affinity mask, max_cpus) */
+    uint32_t cpus_allowed;      /* CPUs in the affinity mask */
+    uint32_t nodes;
+    bool thp_madvise;           /* /sys/kernel/mm/transparent_hugepage/enabled allows madvise */
+    uint64_t hugepages_2m_free, hugepages_1g_free;
+    char kernel[128];           /* uname -sr */
+};
+
+/* Reads the machine (CPUID, sysfs), pins this thread to the first allowed CPU, starts one pinned worker
+ * thread per other CPU, calibrates the TSC. quick shortens the calibration. 0, or -1 with a message. */
+int host_init(const struct config *cfg, bool quick, char *err, size_t errlen);
+const struct host_info *host_info(void);
+/* The record stream (stdout). */
+struct record_stream *host_records(void);
+/* Stops the workers. */
+void host_shutdown(void);
+
+#endif

@@ -1,0 +1,173 @@
+/* lat_c2c.c - core-to-core transfer latency, MLC style: one CPU places a set of lines (modified, or clean after
+ * a write-back), another times one pass of dependent loads over them. */
+#include "bench/lat_c2c.h"
+#include "bench/lat_common.h"
+#include "bench/rand.h"
+#include "kernel/fmt.h"
+
+static struct plat_cpu cpus[LAT_C2C_MAX_CPUS];
+static double hit_ns[LAT_C2C_MAX_CPUS][LAT_C2C_MAX_CPUS], hitm_ns[LAT_C2C_MAX_CPUS][LAT_C2C_MAX_CPUS];
+static bool dead[LAT_C2C_MAX_CPUS];
+
+static void summary(const char *status, const char *reason, uint32_t used, uint32_t total, bool sampled,
+                    uint64_t bytes, size_t lines, size_t rounds, uint32_t pairs, uint32_t failed)
+{
+    struct json *j = plat_rec_begin("c2c_summary");
+    json_kv_str(j, "status", status);
+    if (reason)
+        json_kv_str(j, "reason", reason);
+    json_kv_uint(j, "cpus", used);
+    json_kv_uint(j, "cpus_total", total);
+    json_kv_bool(j, "sampled", sampled);
+    json_kv_uint(j, "pairs", pairs);
+    json_kv_uint(j, "pairs_failed", failed);
+    json_kv_uint(j, "bytes", bytes);
+    json_kv_uint(j, "lines", lines);
+    json_kv_uint(j, "rounds", rounds);
+    json_kv_str(j, "hit_method", "from_cpu writes every line, reads twice its L1+L2 elsewhere (write-back), reads "
+                                 "the lines again (clean copy); to_cpu times one pass");
+    json_kv_str(j, "hitm_method", "from_cpu writes every line (Modified in its caches); to_cpu times one pass");
+    plat_rec_end();
+}
+
+static void print_matrix(const char *title, double m[][LAT_C2C_MAX_CPUS], uint32_t n)
+{
+    plat_printf("%s (ns; rows: from CPU that holds the lines, columns: to CPU that reads them)\n", title);
+    plat_printf("  %6s", "from\\to");
+    for (uint32_t j = 0; j < n; j++)
+        plat_printf(" %7u", cpus[j].id);
+    plat_printf("\n");
+    for (uint32_t i = 0; i < n; i++) {
+        plat_printf("  %6u ", cpus[i].id);
+        for (uint32_t j = 0; j < n; j++) {
+            if (i == j)
+                plat_printf(" %7s", "-");
+            else if (m[i][j] > 0)
+                plat_printf(" %7.1f", m[i][j]);
+            else
+                plat_printf(" %7s", "fail");
+        }
+        plat_printf("\n");
+    }
+}
+
+void bench_c2c(void)
+{
+    uint32_t total = plat_cpu_count();
+    struct lat_caches c;
+    lat_caches_from_cpuid(plat_cpuinfo(), &c);
+    uint64_t w = MIN(lat_placed_bytes(&c), LAT_C2C_MAX_BYTES);
+    w = MAX(ALIGN_DOWN(w, (uint64_t)LAT_PLACED_STRIDE * CHASE_UNROLL), (uint64_t)LAT_PLACED_STRIDE * CHASE_UNROLL);
+    size_t rounds, warm;
+    lat_placed_rounds(&rounds, &warm);
+    if (plat_config()->quick)
+        rounds = 3;
+    else
+        rounds = 11;
+
+    if (total < 2) {
+        summary("unavailable", "one CPU: no pair to measure", total, total, false, w, 0, rounds, 0, 0);
+        plat_printf("c2c: one CPU, nothing to measure\n");
+        return;
+    }
+    uint32_t idx[LAT_C2C_MAX_CPUS];
+    uint32_t n = (uint32_t)lat_pick_cpus(total, LAT_C2C_MAX_CPUS, idx);
+    for (uint32_t i = 0; i < n; i++) {
+        plat_cpu(idx[i], &cpus[i]);
+        dead[i] = false;
+    }
+    bool sampled = n < total;
+
+    struct plat_buf lb = {0}, eb = {0};
+    struct lat_scratch scratch = {0};
+    struct lat_lines lines;
+    uint64_t s = plat_config()->seed ^ 0xc2c;
+    uint64_t evb = lat_evict_bytes(&c, 2);
+    if (plat_alloc(&lb, w, PLAT_PAGE_LARGEST, cpus[0].node, "c2c lines") != 0 ||
+        plat_alloc(&eb, evb, PLAT_PAGE_LARGEST, -1, "c2c eviction buffer") != 0 ||
+        lat_lines_build(&lines, lb.ptr, w, splitmix64_next(&s), &scratch) != 0) {
+        summary("unavailable", "no memory for the lines", n, total, sampled, w, 0, rounds, 0, 0);
+        plat_free(&lb);
+        plat_free(&eb);
+        lat_scratch_free(&scratch);
+        return;
+    }
+    lat_scratch_free(&scratch);
+    struct lat_evict ev = {.buf = eb.ptr, .bytes = evb};
+    char bt[24];
+    plat_printf("c2c: %u of %u CPUs%s, %zu lines (%s), %zu rounds per cell\n", n, total, sampled ? " (evenly sampled)" : "",
+                lines.n, lat_bytes_text(w, bt, sizeof(bt)), rounds);
+
+    uint32_t pairs = 0, failed = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t j = 0; j < n; j++) {
+            if (i == j)
+                continue;
+            pairs++;
+            uint32_t from = cpus[i].id, to = cpus[j].id;
+            struct lat_result hit = {0}, hitm = {0};
+            uint32_t bad = UINT32_MAX;
+            int rc = -1;
+            if (!dead[i] && !dead[j]) {
+                struct lat_placed pm = {.lines = &lines, .n_steps = 1, .measurer = to, .rounds = rounds, .warm = warm};
+                pm.steps[0] = (struct lat_step){LAT_OP_WRITE, from};
+                struct lat_placed ph = {.lines = &lines, .evict = &ev, .n_steps = 3, .measurer = to, .rounds = rounds,
+                                        .warm = warm};
+                ph.steps[0] = (struct lat_step){LAT_OP_WRITE, from};
+                ph.steps[1] = (struct lat_step){LAT_OP_EVICT, from};
+                ph.steps[2] = (struct lat_step){LAT_OP_READ, from};
+                rc = lat_placed_run(&pm, &hitm, &bad);
+                if (rc == 0)
+                    rc = lat_placed_run(&ph, &hit, &bad);
+            }
+            if (bad == from)
+                dead[i] = true;
+            else if (bad == to)
+                dead[j] = true;
+            struct json *jr = plat_rec_begin("c2c");
+            json_kv_uint(jr, "from_cpu", from);
+            json_kv_uint(jr, "to_cpu", to);
+            json_kv_uint(jr, "from_apic_id", cpus[i].apic_id);
+            json_kv_uint(jr, "to_apic_id", cpus[j].apic_id);
+            json_kv_bool(jr, "same_package", cpus[i].package == cpus[j].package);
+            json_kv_bool(jr, "same_core", cpus[i].package == cpus[j].package && cpus[i].core == cpus[j].core);
+            json_kv_int(jr, "from_node", cpus[i].node);
+            json_kv_int(jr, "to_node", cpus[j].node);
+            if (rc == 0) {
+                json_kv_str(jr, "status", "ok");
+                json_kv_double(jr, "hit_ns", hit.ns);
+                json_kv_double(jr, "hitm_ns", hitm.ns);
+                json_kv_double(jr, "hit_cycles", hit.cycles);
+                json_kv_double(jr, "hitm_cycles", hitm.cycles);
+                json_kv_double(jr, "hit_tsc", hit.tsc.median);
+                json_kv_double(jr, "hitm_tsc", hitm.tsc.median);
+                json_kv_double(jr, "hit_cv", hit.tsc.cv);
+                json_kv_double(jr, "hitm_cv", hitm.tsc.cv);
+                json_kv_str(jr, "cycles_method", hit.cycles_method);
+                hit_ns[i][j] = hit.ns;
+                hitm_ns[i][j] = hitm.ns;
+            } else {
+                failed++;
+                char why[96];
+                if (bad != UINT32_MAX)
+                    fmt_snprintf(why, sizeof(why), "CPU %u did not finish its job in time", bad);
+                else
+                    fmt_snprintf(why, sizeof(why), "%s", dead[i] || dead[j] ? "a CPU of the pair failed earlier" : "the pass did not close");
+                json_kv_str(jr, "status", "failed");
+                json_kv_str(jr, "reason", why);
+                json_kv_null(jr, "hit_ns");
+                json_kv_null(jr, "hitm_ns");
+                hit_ns[i][j] = hitm_ns[i][j] = 0;
+            }
+            json_kv_uint(jr, "lines", lines.n);
+            json_kv_uint(jr, "rounds", rounds);
+            plat_rec_end();
+        }
+    }
+    plat_free(&lb);
+    plat_free(&eb);
+    summary(failed ? "partial" : "ok", failed ? "some pairs failed (see their c2c records)" : NULL, n, total, sampled, w,
+            lines.n, rounds, pairs, failed);
+    print_matrix("c2c HIT: clean line last read by the other CPU", hit_ns, n);
+    print_matrix("c2c HITM: line last written by the other CPU", hitm_ns, n);
+}

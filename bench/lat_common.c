@@ -1,0 +1,301 @@
+/* lat_common.c - units, options, chains, placement jobs and the one-pass protocol shared by the latency benchmarks. */
+#include "bench/lat_common.h"
+#include "bench/latency.h"
+#include "kernel/fmt.h"
+
+static double samples[LAT_MAX_SAMPLES];
+static double dev_tmp[LAT_MAX_SAMPLES];
+
+double lat_tsc_to_ns(double tsc)
+{
+    uint64_t hz = plat_tsc_hz();
+    return hz ? tsc * 1e9 / (double)hz : 0;
+}
+
+double lat_default_ratio(const char **method)
+{
+    static char name[48];
+    double r = plat_core_tsc_ratio();
+    fmt_snprintf(name, sizeof(name), "core_tsc_ratio:%s", plat_core_tsc_method());
+    if (method)
+        *method = name;
+    return r > 0 ? r : 1.0;
+}
+
+void lat_result_from(struct lat_result *r, double *s, size_t n, double ratio, const char *cycles_method)
+{
+    *r = (struct lat_result){0};
+    stats_compute(s, n, &r->tsc);
+    n = r->tsc.n; /* NaNs dropped (sorted last) */
+    /* Robust spread over every sample (stats_robust_cv only looks at the latest window). */
+    double med = r->tsc.median;
+    for (size_t i = 0; i < n && i < LAT_MAX_SAMPLES; i++)
+        dev_tmp[i] = s[i] > med ? s[i] - med : med - s[i];
+    stats_sort(dev_tmp, MIN(n, (size_t)LAT_MAX_SAMPLES));
+    double mad = stats_quantile_sorted(dev_tmp, MIN(n, (size_t)LAT_MAX_SAMPLES), 0.5);
+    r->robust_cv = med > 0 ? 1.4826 * mad / med : 0;
+    r->samples = n;
+    r->ratio = ratio;
+    r->cycles_method = cycles_method;
+    r->ns = lat_tsc_to_ns(med);
+    r->cycles = med * ratio;
+}
+
+void lat_result_json(struct json *j, const struct lat_result *r)
+{
+    json_kv_double(j, "tsc", r->tsc.median);
+    json_kv_double(j, "ns", r->ns);
+    json_kv_double(j, "cycles", r->cycles);
+    json_kv_double(j, "cv", r->tsc.cv);
+    json_kv_double(j, "robust_cv", r->robust_cv);
+    json_kv_uint(j, "samples", r->samples);
+    json_kv_double(j, "min_ns", lat_tsc_to_ns(r->tsc.min));
+    json_kv_double(j, "p10_ns", lat_tsc_to_ns(r->tsc.p10));
+    json_kv_double(j, "p90_ns", lat_tsc_to_ns(r->tsc.p90));
+    json_kv_double(j, "max_ns", lat_tsc_to_ns(r->tsc.max));
+    json_kv_str(j, "cycles_method", r->cycles_method);
+    json_kv_double(j, "core_tsc_ratio", r->ratio);
+}
+
+void lat_chase_opts(struct chase_opts *o)
+{
+    const struct plat_config *cfg = plat_config();
+    chase_opts_default(o);
+    o->serialize = cfg->serialize;
+    uint32_t ms = cfg->time_budget_ms ? cfg->time_budget_ms : cfg->quick ? 2 : 50;
+    o->budget_tsc = (uint64_t)ms * plat_tsc_hz() / 1000;
+    if (cfg->quick) {
+        o->min_samples = 5;
+        o->target_cv = 0.02;
+    }
+}
+
+/* Reads the hook's counter and the TSC side by side. */
+static bool counter_read(const struct latency_cycle_counter *c, uint64_t *cyc, uint64_t *tsc)
+{
+    if (!c || !c->read || !c->read(cyc))
+        return false;
+    *tsc = timing_rdtsc();
+    return true;
+}
+
+/* Ratio from the counter deltas, or the platform's. */
+static double window_ratio(const struct latency_cycle_counter *c, bool ok0, uint64_t c0, uint64_t t0, const char **method)
+{
+    static char name[48];
+    uint64_t c1, t1;
+    if (ok0 && counter_read(c, &c1, &t1) && c1 > c0 && t1 > t0) {
+        fmt_snprintf(name, sizeof(name), "fixed_counter:%s", c->method ? c->method : "hook");
+        *method = name;
+        return (double)(c1 - c0) / (double)(t1 - t0);
+    }
+    return lat_default_ratio(method);
+}
+
+int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r)
+{
+    struct chase_opts o;
+    struct chase_result cr;
+    lat_chase_opts(&o);
+    const struct latency_cycle_counter *hook = own_cpu ? latency_cycle_counter() : NULL;
+    uint64_t c0 = 0, t0 = 0;
+    bool ok0 = counter_read(hook, &c0, &t0);
+    int rc = chase_measure(start, n, &o, samples, LAT_MAX_SAMPLES, &cr);
+    const char *method;
+    double ratio = window_ratio(hook, ok0, c0, t0, &method);
+    if (rc != CHASE_OK) {
+        *r = (struct lat_result){0};
+        return rc;
+    }
+    lat_result_from(r, samples, cr.samples, ratio, method);
+    r->converged = cr.converged;
+    r->budget_hit = cr.budget_hit;
+    r->loads = cr.loads_total;
+    return CHASE_OK;
+}
+
+void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, size_t *n)
+{
+    size_t need = chain_scratch_bytes(p);
+    if (need == SIZE_MAX)
+        return NULL;
+    if (need > 0 && (!s->b.ptr || s->b.bytes < need)) {
+        plat_free(&s->b);
+        if (plat_alloc(&s->b, need, PLAT_PAGE_DEFAULT, -1, "latency chain scratch") != 0)
+            return NULL;
+    }
+    void *start = chain_build(buf, p, s->b.ptr, s->b.ptr ? s->b.bytes : 0, n);
+    if (start && *n <= (1u << 16) && !chain_verify(start, *n, buf, p->bytes))
+        return NULL;
+    return start;
+}
+
+void lat_scratch_free(struct lat_scratch *s) { plat_free(&s->b); }
+
+int lat_lines_build(struct lat_lines *l, void *buf, uint64_t bytes, uint64_t seed, struct lat_scratch *s)
+{
+    struct chain_params p = {
+        .bytes = (size_t)bytes,
+        .line = LAT_PLACED_STRIDE,
+        .mode = CHAIN_RANDOM,
+        .seed = seed,
+    };
+    size_t n = 0;
+    l->start = lat_chain(buf, &p, s, &n);
+    l->n = n;
+    if (!l->start || n == 0 || n % CHASE_UNROLL != 0)
+        return -1;
+    return 0;
+}
+
+void lat_job_write(void *arg)
+{
+    struct lat_lines *l = arg;
+    void **p = l->start;
+    for (size_t i = 0; i < l->n; i++) {
+        void **next = (void **)*p;
+        ((volatile uint64_t *)p)[1] = i; /* same 64-byte line as the link: a read-for-ownership */
+        p = next;
+    }
+    l->sink = (uintptr_t)p;
+}
+
+void lat_job_read(void *arg)
+{
+    struct lat_lines *l = arg;
+    void *p = chase_run(l->start, l->n / CHASE_UNROLL);
+    l->sink = (uintptr_t)p;
+}
+
+void lat_job_evict(void *arg)
+{
+    struct lat_evict *e = arg;
+    uint64_t sum = 0;
+    for (uint64_t off = 0; off < e->bytes; off += 64)
+        sum += ((const volatile uint8_t *)e->buf)[off];
+    e->sink = sum;
+}
+
+void lat_job_pass(void *arg)
+{
+    struct lat_pass *ps = arg;
+    uint64_t t0 = timing_read(ps->ser);
+    void *p = chase_run(ps->start, ps->n / CHASE_UNROLL);
+    uint64_t t1 = timing_read(ps->ser);
+    ps->ticks = t1 - t0;
+    ps->end = p;
+}
+
+void lat_job_overhead(void *arg)
+{
+    struct lat_pass *ps = arg;
+    uint64_t v[CHASE_OVERHEAD_REPS];
+    for (size_t i = 0; i < CHASE_OVERHEAD_REPS; i++) {
+        uint64_t t0 = timing_read(ps->ser);
+        void *p = chase_run(ps->start, 0);
+        uint64_t t1 = timing_read(ps->ser);
+        v[i] = t1 - t0;
+        ps->end = p;
+    }
+    for (size_t i = 1; i < CHASE_OVERHEAD_REPS; i++) /* insertion sort: 31 integers, no doubles on APs */
+        for (size_t k = i; k > 0 && v[k - 1] > v[k]; k--) {
+            uint64_t t = v[k];
+            v[k] = v[k - 1];
+            v[k - 1] = t;
+        }
+    ps->overhead = v[CHASE_OVERHEAD_REPS / 2];
+}
+
+static plat_fn op_fn(enum lat_op op)
+{
+    return op == LAT_OP_WRITE ? lat_job_write : op == LAT_OP_READ ? lat_job_read : lat_job_evict;
+}
+
+static int run_steps(const struct lat_placed *p, uint32_t *failed_cpu)
+{
+    for (size_t s = 0; s < p->n_steps; s++) {
+        const struct lat_step *st = &p->steps[s];
+        void *arg = st->op == LAT_OP_EVICT ? (void *)p->evict : (void *)p->lines;
+        if (plat_run_on(st->cpu, op_fn(st->op), arg) != 0) {
+            if (failed_cpu)
+                *failed_cpu = st->cpu;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int lat_placed_round(const struct lat_placed *p, struct lat_pass *pass)
+{
+    if (run_steps(p, NULL) != 0)
+        return -1;
+    if (plat_run_on(p->measurer, lat_job_pass, pass) != 0)
+        return -1;
+    return pass->end == p->lines->start ? 0 : -1;
+}
+
+void lat_placed_rounds(size_t *rounds, size_t *warm)
+{
+    bool quick = plat_config()->quick;
+    *rounds = quick ? 5 : 31;
+    *warm = quick ? 1 : 2;
+}
+
+int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *failed_cpu)
+{
+    struct lat_pass pass = {.start = p->lines->start, .n = p->lines->n, .ser = plat_config()->serialize};
+    size_t rounds = MIN(p->rounds, (size_t)LAT_MAX_SAMPLES), n = 0;
+    *r = (struct lat_result){0};
+    if (p->lines->n == 0 || p->lines->n % CHASE_UNROLL != 0 || rounds == 0)
+        return -1;
+    if (plat_run_on(p->measurer, lat_job_overhead, &pass) != 0) {
+        if (failed_cpu)
+            *failed_cpu = p->measurer;
+        return -1;
+    }
+    uint64_t overhead = pass.overhead;
+
+    const struct latency_cycle_counter *hook = latency_cycle_counter();
+    struct plat_cpu self;
+    if (hook && (!plat_cpu(0, &self) || self.id != p->measurer))
+        hook = NULL; /* the counter is only read on the benchmark's own CPU */
+    uint64_t c0 = 0, t0 = 0;
+    bool ok0 = counter_read(hook, &c0, &t0);
+
+    for (size_t i = 0; i < p->warm + rounds; i++) {
+        if (run_steps(p, failed_cpu) != 0)
+            return -1;
+        if (plat_run_on(p->measurer, lat_job_pass, &pass) != 0) {
+            if (failed_cpu)
+                *failed_cpu = p->measurer;
+            return -1;
+        }
+        if (pass.end != p->lines->start)
+            return -1;
+        if (i >= p->warm) {
+            double t = pass.ticks > overhead ? (double)(pass.ticks - overhead) : 0;
+            samples[n++] = t / (double)p->lines->n;
+        }
+    }
+    const char *method;
+    double ratio = window_ratio(hook, ok0, c0, t0, &method);
+    lat_result_from(r, samples, n, ratio, method);
+    r->loads = (uint64_t)(p->warm + rounds) * p->lines->n;
+    return 0;
+}
+
+const char *lat_bytes_text(uint64_t b, char *buf, size_t len)
+{
+    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    size_t u = 0;
+    double v = (double)b;
+    while (v >= 1024 && u + 1 < ARRAY_SIZE(unit)) {
+        v /= 1024;
+        u++;
+    }
+    if (v == (double)(uint64_t)v)
+        fmt_snprintf(buf, len, "%lu %s", (unsigned long)v, unit[u]);
+    else
+        fmt_snprintf(buf, len, "%.3g %s", v, unit[u]);
+    return buf;
+}

@@ -1,0 +1,119 @@
+/* lat_common.h - what the latency benchmarks share: units, profile options, chains in platform buffers, line-placement jobs and the one-pass timed read. */
+#ifndef PMB_BENCH_LAT_COMMON_H
+#define PMB_BENCH_LAT_COMMON_H
+
+#include "kernel/klib.h"
+#include "bench/chain.h"
+#include "bench/chase.h"
+#include "bench/lat_plan.h"
+#include "bench/platform.h"
+#include "bench/stats.h"
+
+#define LAT_MAX_SAMPLES 2048 /* per measurement (chase samples or placed rounds) */
+
+/* One latency, in every unit. TSC ticks per load are what was measured; ns use the TSC frequency, core
+ * cycles the ratio named by cycles_method (the PMU's core-clock counter when its hook is installed, else
+ * the platform's core/TSC ratio). */
+struct lat_result {
+    struct stats tsc;          /* TSC ticks per load over the samples */
+    double ns, cycles;         /* medians */
+    double robust_cv;          /* 1.4826 MAD / median */
+    double ratio;              /* core cycles per TSC tick used for `cycles` */
+    const char *cycles_method; /* "fixed_counter:..." | "core_tsc_ratio:<platform method>" */
+    size_t samples;
+    bool converged, budget_hit;
+    uint64_t loads;            /* every load the measurement did */
+};
+
+double lat_tsc_to_ns(double tsc);
+/* Fills r from per-load TSC samples (sorted in place) and a core/TSC ratio. */
+void lat_result_from(struct lat_result *r, double *samples, size_t n, double ratio, const char *cycles_method);
+/* "tsc","ns","cycles","cv","robust_cv","samples","min_ns","p10_ns","p90_ns","max_ns","cycles_method",
+ * "core_tsc_ratio" (the keys every latency record shares). */
+void lat_result_json(struct json *j, const struct lat_result *r);
+
+/* The core/TSC ratio and its name when no counter measured it. */
+double lat_default_ratio(const char **method);
+
+/* Chase options of the profile: budget per point from time_budget_ms (quick 2 ms, full 50 ms), quick takes
+ * 5 samples at least and stops at 2 % robust CV, full 11 and 1 %. */
+void lat_chase_opts(struct chase_opts *o);
+/* Steady-state chase_measure of the chain at start (n elements) on the calling CPU, with the PMU's cycle
+ * counter around it when one is installed and own_cpu says the caller is the benchmark's own CPU (the
+ * counter is only set up there). One lat_chase at a time (it owns the sample buffer).
+ * Returns CHASE_OK or a CHASE_E* code. */
+int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r);
+
+/* Scratch for chain_build, grown on demand from the platform (default pages). */
+struct lat_scratch {
+    struct plat_buf b;
+};
+/* chain_build over buf with p, scratch from s; n gets the element count. NULL when it cannot. Chains of
+ * at most 64 Ki elements are also walked once by chain_verify. */
+void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, size_t *n);
+void lat_scratch_free(struct lat_scratch *s);
+
+/* ---- placed lines: one element per LAT_PLACED_STRIDE bytes, a random single cycle ------------------- */
+
+struct lat_lines {
+    void *start;
+    size_t n;                /* a multiple of CHASE_UNROLL */
+    volatile uintptr_t sink; /* keeps the read job's loads alive */
+};
+/* Builds the placed chain over `bytes` of buf (a multiple of LAT_PLACED_STRIDE x CHASE_UNROLL). */
+int lat_lines_build(struct lat_lines *l, void *buf, uint64_t bytes, uint64_t seed, struct lat_scratch *s);
+
+/* Jobs for plat_run_on (arg: struct lat_lines * / struct lat_evict * / struct lat_pass *). */
+void lat_job_write(void *lines); /* a store into every element's line: the CPU then holds them Modified */
+void lat_job_read(void *lines);  /* a load of every element: a clean copy */
+
+struct lat_evict {
+    const uint8_t *buf;
+    uint64_t bytes;
+    volatile uint64_t sink;
+};
+void lat_job_evict(void *evict); /* one load per 64 bytes of buf, in address order */
+
+struct lat_pass {
+    void *start;
+    size_t n; /* loads in the pass: a multiple of CHASE_UNROLL */
+    enum timing_serialize ser;
+    uint64_t ticks;    /* out: the fenced pass, overhead not subtracted */
+    uint64_t overhead; /* out of lat_job_overhead: median of empty timed regions */
+    void *end;         /* out: where the pass stopped (== start for a full pass of a cycle) */
+};
+void lat_job_pass(void *pass);     /* one timed pass of n dependent loads */
+void lat_job_overhead(void *pass); /* the same timed region with no loads, CHASE_OVERHEAD_REPS times */
+
+/* ---- the one-pass protocol: place the lines, then time one pass over them ------------------------ */
+
+enum lat_op { LAT_OP_WRITE, LAT_OP_READ, LAT_OP_EVICT };
+struct lat_step {
+    enum lat_op op;
+    uint32_t cpu; /* plat_cpu.id */
+};
+#define LAT_MAX_STEPS 4
+
+struct lat_placed {
+    struct lat_lines *lines;
+    struct lat_evict *evict; /* for LAT_OP_EVICT steps */
+    struct lat_step steps[LAT_MAX_STEPS];
+    size_t n_steps;
+    uint32_t measurer;      /* plat_cpu.id that times the pass */
+    size_t rounds, warm;    /* measured rounds, and rounds before them that are thrown away */
+};
+
+/* Runs rounds (warm + rounds) of: every step in order (each on its CPU, waited for), then one timed pass
+ * on the measurer. r gets TSC ticks per load over the measured rounds; the ratio is the platform's (or the
+ * counter hook's, when the measurer is the benchmark's own CPU). Returns 0, or -1 when a CPU failed (its
+ * id in *failed_cpu) or the pass did not return to its start. */
+int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *failed_cpu);
+/* One round (steps + pass) without statistics, for replays (PEBS hook). 0 or -1. */
+int lat_placed_round(const struct lat_placed *p, struct lat_pass *pass);
+/* Rounds per placed measurement for the profile: quick 5 (+1 warm), full 31 (+2 warm). */
+void lat_placed_rounds(size_t *rounds, size_t *warm);
+
+/* Human text of a byte count: "32 KiB", "1.5 MiB" (buf of at least 16). */
+const char *lat_bytes_text(uint64_t bytes, char *buf, size_t len);
+
+#endif

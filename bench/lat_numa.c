@@ -1,0 +1,322 @@
+/* lat_numa.c - idle latency between NUMA nodes, and latency under load from the other cores' read streams. */
+#include "bench/lat_numa.h"
+#include "bench/lat_common.h"
+#include "bench/rand.h"
+#include "kernel/fmt.h"
+
+#define NUMA_MAX 16 /* = ACPI_MAX_NODES */
+
+/* ---- numa_latency ---------------------------------------------------------------------------------- */
+
+struct remote_chase {
+    void *start;
+    size_t n;
+    bool own_cpu;
+    int rc;
+    struct lat_result r;
+};
+
+static void chase_job(void *arg)
+{
+    struct remote_chase *c = arg;
+    c->rc = lat_chase(c->start, c->n, c->own_cpu, &c->r);
+}
+
+static double numa_ns[NUMA_MAX][NUMA_MAX];
+
+/* DRAM working set for node `node`, capped by max_bytes and half the node's largest free block. */
+static uint64_t dram_bytes(const struct lat_caches *c, int node)
+{
+    const struct plat_config *cfg = plat_config();
+    uint64_t cap = cfg->max_bytes;
+    uint64_t lim = plat_alloc_limit(node) / 2;
+    if (lim && (!cap || lim < cap))
+        cap = lim;
+    return lat_dram_bytes(c, cfg->quick, cap);
+}
+
+/* A chain over a DRAM-sized buffer: page-by-page over 2 MiB units when the pages are that large. */
+static void *dram_chain(struct plat_buf *b, uint64_t w, uint64_t seed, struct lat_scratch *s, size_t *n)
+{
+    struct chain_params p = {
+        .bytes = (size_t)w,
+        .line = 64,
+        .page = MiB(2),
+        .mode = b->page_bytes >= MiB(2) ? CHAIN_PAGE : CHAIN_RANDOM,
+        .seed = seed,
+    };
+    return lat_chain(b->ptr, &p, s, n);
+}
+
+void bench_numa_latency(void)
+{
+    struct lat_caches c;
+    lat_caches_from_cpuid(plat_cpuinfo(), &c);
+    uint32_t nodes = MIN(plat_node_count(), (uint32_t)NUMA_MAX);
+    uint32_t ncpu = plat_cpu_count();
+    struct plat_cpu cpu_of[NUMA_MAX];
+    bool has_cpu[NUMA_MAX] = {0};
+    for (uint32_t i = 0; i < ncpu; i++) {
+        struct plat_cpu pc;
+        if (plat_cpu(i, &pc) && pc.node >= 0 && pc.node < (int)nodes && !has_cpu[pc.node]) {
+            cpu_of[pc.node] = pc;
+            has_cpu[pc.node] = true;
+        }
+    }
+    struct plat_cpu self;
+    plat_cpu(0, &self);
+    uint64_t s = plat_config()->seed ^ 0x4e554d41ull;
+    struct lat_scratch scratch = {0};
+    plat_printf("NUMA latency: %u node(s); a CPU of each node chases a DRAM-sized chain on each node's memory\n", nodes);
+
+    for (uint32_t mem = 0; mem < nodes; mem++) {
+        for (uint32_t i = 0; i < nodes; i++)
+            numa_ns[i][mem] = 0;
+        if (plat_node_bytes((int)mem) == 0)
+            continue;
+        uint64_t w = dram_bytes(&c, (int)mem);
+        struct plat_buf b;
+        void *start = NULL;
+        size_t n = 0;
+        const char *fail = NULL;
+        if (plat_alloc(&b, w, PLAT_PAGE_LARGEST, (int)mem, "numa latency") != 0)
+            fail = "no memory on this node for the chain";
+        else if (!(start = dram_chain(&b, w, splitmix64_next(&s), &scratch, &n)))
+            fail = "could not build the chain";
+        for (uint32_t from = 0; from < nodes; from++) {
+            if (!has_cpu[from])
+                continue;
+            struct remote_chase rc = {.start = start, .n = n, .own_cpu = cpu_of[from].id == self.id, .rc = -1};
+            const char *why = fail;
+            if (!why && plat_run_on(cpu_of[from].id, chase_job, &rc) != 0)
+                why = "the CPU did not finish its job in time";
+            else if (!why && rc.rc != CHASE_OK)
+                why = "the chase failed (clock)";
+            struct json *j = plat_rec_begin("numa_latency");
+            json_kv_uint(j, "from_node", from);
+            json_kv_uint(j, "to_node", mem);
+            json_kv_uint(j, "cpu", cpu_of[from].id);
+            json_kv_int(j, "distance", plat_node_distance((int)from, (int)mem));
+            json_kv_uint(j, "bytes", w);
+            if (why) {
+                json_kv_str(j, "status", "failed");
+                json_kv_str(j, "reason", why);
+                json_kv_null(j, "ns");
+            } else {
+                json_kv_str(j, "status", "ok");
+                lat_result_json(j, &rc.r);
+                json_kv_uint(j, "page_bytes", b.page_bytes);
+                json_kv_int(j, "buffer_node", b.node);
+                json_kv_str(j, "chain", b.page_bytes >= MiB(2) ? "page" : "random");
+                numa_ns[from][mem] = rc.r.ns;
+            }
+            plat_rec_end();
+        }
+        plat_free(&b);
+    }
+    lat_scratch_free(&scratch);
+
+    plat_printf("NUMA latency (ns; rows: node of the CPU, columns: node of the memory)\n  %6s", "node");
+    for (uint32_t m = 0; m < nodes; m++)
+        plat_printf(" %8u", m);
+    plat_printf("\n");
+    for (uint32_t f = 0; f < nodes; f++) {
+        if (!has_cpu[f]) {
+            plat_printf("  %6u  (no CPU)\n", f);
+            continue;
+        }
+        plat_printf("  %6u", f);
+        for (uint32_t m = 0; m < nodes; m++) {
+            if (numa_ns[f][m] > 0)
+                plat_printf(" %8.1f", numa_ns[f][m]);
+            else
+                plat_printf(" %8s", plat_node_bytes((int)m) ? "fail" : "no mem");
+        }
+        plat_printf("\n");
+    }
+}
+
+/* ---- loaded_latency ----------------------------------------------------------------------------------- */
+
+#define MAX_STREAMERS 63
+
+struct streamer {
+    const uint8_t *buf;
+    uint64_t bytes;  /* a multiple of 4 KiB */
+    uint32_t delay;  /* empty loop iterations after each line */
+    volatile uint32_t started;
+    uint64_t ticks, lines;
+    volatile uint64_t sink;
+};
+
+static volatile uint32_t stream_go, stream_stop;
+static struct streamer streamers[MAX_STREAMERS];
+static struct plat_buf stream_bufs[MAX_STREAMERS];
+
+static void streamer_job(void *arg)
+{
+    struct streamer *s = arg;
+    __atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&stream_go, __ATOMIC_ACQUIRE) && !__atomic_load_n(&stream_stop, __ATOMIC_ACQUIRE))
+        timing_pause();
+    uint64_t t0 = timing_rdtsc(), lines = 0, sum = 0;
+    uint64_t off = 0;
+    while (!__atomic_load_n(&stream_stop, __ATOMIC_RELAXED)) {
+        /* One 4 KiB chunk in address order (the prefetchers help, as in a real stream), then the stop flag. */
+        for (uint64_t k = 0; k < 4096; k += 64) {
+            sum += *(const volatile uint64_t *)(s->buf + off + k);
+            for (uint32_t d = s->delay; d; d--)
+                timing_barrier(); /* ~1 core cycle per iteration: the injection delay */
+        }
+        lines += 64;
+        off += 4096;
+        if (off >= s->bytes)
+            off = 0;
+    }
+    s->ticks = timing_rdtsc() - t0;
+    s->lines = lines;
+    s->sink = sum;
+}
+
+static void loaded_unavailable(const char *why)
+{
+    struct json *j = plat_rec_begin("loaded_latency");
+    json_kv_str(j, "status", "unavailable");
+    json_kv_str(j, "reason", why);
+    json_kv_null(j, "delay");
+    json_kv_null(j, "bytes_per_s");
+    json_kv_null(j, "ns");
+    plat_rec_end();
+    plat_printf("loaded latency: %s\n", why);
+}
+
+void bench_loaded_latency(void)
+{
+    const struct plat_config *cfg = plat_config();
+    uint32_t ncpu = plat_cpu_count();
+    if (ncpu < 2) {
+        loaded_unavailable("one CPU: no other core to generate load");
+        return;
+    }
+    struct lat_caches c;
+    lat_caches_from_cpuid(plat_cpuinfo(), &c);
+    struct plat_cpu self;
+    plat_cpu(0, &self);
+
+    /* The chaser's chain, on its own node. */
+    uint64_t w = dram_bytes(&c, self.node);
+    struct plat_buf cb;
+    struct lat_scratch scratch = {0};
+    size_t n = 0;
+    uint64_t s = cfg->seed ^ 0x10ad;
+    if (plat_alloc(&cb, w, PLAT_PAGE_LARGEST, self.node, "loaded latency chain") != 0 &&
+        plat_alloc(&cb, w, PLAT_PAGE_LARGEST, -1, "loaded latency chain") != 0) {
+        loaded_unavailable("no memory for the chain");
+        return;
+    }
+    void *start = dram_chain(&cb, w, splitmix64_next(&s), &scratch, &n);
+    lat_scratch_free(&scratch);
+    if (!start) {
+        plat_free(&cb);
+        loaded_unavailable("could not build the chain");
+        return;
+    }
+
+    /* Streams: each other CPU reads its own buffer on its own node, twice the LLC, together at most a quarter
+     * of what can be allocated, each at most max_bytes. */
+    uint32_t ns = MIN(ncpu - 1, (uint32_t)MAX_STREAMERS), have = 0;
+    uint64_t sb = MAX(2 * c.llc, cfg->quick ? MiB(8) : MiB(32));
+    uint64_t lim = plat_alloc_limit(-1) / 4 / ns;
+    if (cfg->max_bytes && (!lim || cfg->max_bytes < lim))
+        lim = cfg->max_bytes;
+    if (lim && sb > lim)
+        sb = MAX(ALIGN_DOWN(lim, MiB(2)), MiB(2));
+    uint32_t ids[MAX_STREAMERS];
+    for (uint32_t i = 0; i < ns; i++) {
+        struct plat_cpu pc;
+        if (!plat_cpu(i + 1, &pc))
+            continue;
+        struct plat_buf *b = &stream_bufs[have];
+        if (plat_alloc(b, sb, PLAT_PAGE_LARGEST, pc.node, "loaded latency stream") != 0 &&
+            plat_alloc(b, sb, PLAT_PAGE_LARGEST, -1, "loaded latency stream") != 0)
+            break;
+        streamers[have] = (struct streamer){.buf = b->ptr, .bytes = ALIGN_DOWN(b->bytes, 4096)};
+        ids[have++] = pc.id;
+    }
+    if (have == 0) {
+        plat_free(&cb);
+        loaded_unavailable("no memory for the streams");
+        return;
+    }
+    uint32_t delays[16];
+    size_t nd = lat_loaded_delays(cfg->quick, delays, ARRAY_SIZE(delays));
+    char bt[24], bt2[24];
+    plat_printf("Loaded latency: CPU %u chases %s while %u CPU(s) stream reads over %s each\n", self.id,
+                lat_bytes_text(w, bt, sizeof(bt)), have, lat_bytes_text(sb, bt2, sizeof(bt2)));
+    plat_printf("  %12s %12s %10s %9s\n", "delay", "GB/s", "ns", "cycles");
+
+    for (size_t d = 0; d <= nd; d++) {
+        bool idle = d == nd;
+        uint32_t started = 0;
+        __atomic_store_n(&stream_go, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&stream_stop, 0, __ATOMIC_RELEASE);
+        bool running[MAX_STREAMERS] = {0};
+        if (!idle) {
+            for (uint32_t i = 0; i < have; i++) {
+                streamers[i].delay = delays[d];
+                streamers[i].started = 0;
+                streamers[i].ticks = streamers[i].lines = 0;
+                running[i] = plat_start(ids[i], streamer_job, &streamers[i]) == 0;
+            }
+            /* Let them reach the start line (bounded: 100 ms), then release them together. */
+            uint64_t end = timing_rdtsc() + plat_tsc_hz() / 10;
+            for (uint32_t i = 0; i < have; i++)
+                while (running[i] && !__atomic_load_n(&streamers[i].started, __ATOMIC_ACQUIRE) && timing_rdtsc() < end)
+                    timing_pause();
+            __atomic_store_n(&stream_go, 1, __ATOMIC_RELEASE);
+        }
+        struct lat_result r;
+        int rc = lat_chase(start, n, true, &r);
+        __atomic_store_n(&stream_stop, 1, __ATOMIC_RELEASE);
+        double bps = 0;
+        for (uint32_t i = 0; i < have; i++) {
+            if (!running[i])
+                continue;
+            if (plat_wait(ids[i]) != 0)
+                continue;
+            started++;
+            if (streamers[i].ticks)
+                bps += (double)streamers[i].lines * 64 * (double)plat_tsc_hz() / (double)streamers[i].ticks;
+        }
+        struct json *j = plat_rec_begin("loaded_latency");
+        if (idle)
+            json_kv_str(j, "delay", "idle");
+        else
+            json_kv_uint(j, "delay", delays[d]);
+        json_kv_str(j, "delay_unit", "empty loop iterations after each 64-byte read of a streaming CPU");
+        json_kv_uint(j, "streamers", started);
+        json_kv_double(j, "bytes_per_s", bps);
+        json_kv_uint(j, "cpu", self.id);
+        json_kv_uint(j, "bytes", w);
+        json_kv_uint(j, "stream_bytes", sb);
+        if (rc == CHASE_OK) {
+            json_kv_str(j, "status", "ok");
+            lat_result_json(j, &r);
+        } else {
+            json_kv_str(j, "status", "failed");
+            json_kv_str(j, "reason", "the chase failed (clock)");
+            json_kv_null(j, "ns");
+        }
+        plat_rec_end();
+        char dl[16];
+        if (idle)
+            fmt_snprintf(dl, sizeof(dl), "idle");
+        else
+            fmt_snprintf(dl, sizeof(dl), "%u", delays[d]);
+        plat_printf("  %12s %12.3f %10.2f %9.1f\n", dl, bps * 1e-9, rc == CHASE_OK ? r.ns : 0.0,
+                    rc == CHASE_OK ? r.cycles : 0.0);
+    }
+    for (uint32_t i = 0; i < have; i++)
+        plat_free(&stream_bufs[i]);
+    plat_free(&cb);
+}

@@ -1,0 +1,271 @@
+/* lat_sweep.c - the size sweep: one chain per working set, per page size, then knee detection against CPUID. */
+#include "bench/lat_sweep.h"
+#include "bench/knee.h"
+#include "bench/lat_common.h"
+#include "bench/rand.h"
+
+#define MAX_SERIES 4
+
+struct series {
+    enum chain_mode mode;
+    const char *mode_name; /* the record's "mode" */
+    uint64_t page_req;
+    uint64_t page_bytes;   /* what backed it */
+    const char *page_how;
+    bool ok;
+    const char *reason;
+    size_t n;
+    uint64_t bytes[LAT_MAX_POINTS];
+    double ns[LAT_MAX_POINTS], cycles[LAT_MAX_POINTS], cv[LAT_MAX_POINTS];
+    double seconds;
+};
+
+static struct series S[MAX_SERIES];
+static uint64_t grid[LAT_MAX_POINTS];
+
+static uint64_t point_seed(uint64_t seed, size_t series, size_t point)
+{
+    uint64_t s = seed ^ (0x9E3779B97F4A7C15ull * (series + 1)) ^ ((uint64_t)point << 32);
+    return splitmix64_next(&s);
+}
+
+static void emit_series(const struct series *s, uint64_t top)
+{
+    struct json *j = plat_rec_begin("latency_series");
+    json_kv_str(j, "mode", s->mode_name);
+    json_kv_uint(j, "page_bytes", s->page_bytes ? s->page_bytes : s->page_req);
+    json_kv_uint(j, "page_bytes_requested", s->page_req);
+    json_kv_str(j, "page_how", s->page_how);
+    json_kv_str(j, "status", s->ok ? "ok" : "unavailable");
+    if (!s->ok)
+        json_kv_str(j, "reason", s->reason);
+    json_kv_uint(j, "points", s->n);
+    json_kv_uint(j, "top_bytes", top);
+    json_kv_double(j, "seconds", s->seconds);
+    plat_rec_end();
+}
+
+static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, struct lat_scratch *scratch)
+{
+    const struct plat_config *cfg = plat_config();
+    struct plat_buf buf;
+    uint64_t t0 = timing_rdtsc();
+    s->n = 0;
+    if (plat_alloc(&buf, top, s->page_req, -1, "latency sweep") != 0) {
+        s->ok = false;
+        s->reason = s->page_req == KiB(4)   ? "no memory for the sweep buffer"
+                    : s->page_req == MiB(2) ? "no 2 MiB-aligned memory for the sweep buffer"
+                                            : "no free 1 GiB-aligned gigabyte(s) for the sweep buffer";
+        emit_series(s, top);
+        return;
+    }
+    s->ok = true;
+    s->page_bytes = buf.page_bytes;
+    s->page_how = buf.page_how;
+    uint64_t last = 0;
+    for (size_t i = 0; i < n_grid; i++) {
+        struct chain_params p = {
+            .bytes = (size_t)grid[i],
+            .line = 64,
+            .page = KiB(4),
+            .mode = s->mode,
+            .seed = point_seed(cfg->seed, idx, i),
+        };
+        if (s->mode == CHAIN_PAGE) {
+            p.bytes = (size_t)ALIGN_DOWN(grid[i], KiB(4));
+            if (p.bytes == 0 || p.bytes == last)
+                continue;
+        }
+        size_t n = 0;
+        void *start = lat_chain(buf.ptr, &p, scratch, &n);
+        struct lat_result r;
+        if (!start || lat_chase(start, n, true, &r) != CHASE_OK)
+            continue;
+        last = p.bytes;
+        uint64_t ws = (uint64_t)n * 64;
+        struct json *j = plat_rec_begin("latency_sweep");
+        json_kv_uint(j, "bytes", ws);
+        json_kv_uint(j, "page_bytes", s->page_bytes);
+        json_kv_str(j, "page_how", s->page_how);
+        json_kv_str(j, "mode", s->mode_name);
+        json_kv_uint(j, "lines", n);
+        json_kv_uint(j, "line_bytes", 64);
+        lat_result_json(j, &r);
+        json_kv_bool(j, "converged", r.converged);
+        json_kv_uint(j, "cpu", 0);
+        plat_rec_end();
+        if (s->n < LAT_MAX_POINTS) {
+            s->bytes[s->n] = ws;
+            s->ns[s->n] = r.ns;
+            s->cycles[s->n] = r.cycles;
+            s->cv[s->n] = r.tsc.cv;
+            s->n++;
+        }
+    }
+    plat_free(&buf);
+    s->seconds = lat_tsc_to_ns((double)(timing_rdtsc() - t0)) * 1e-9;
+    emit_series(s, top);
+}
+
+static void print_table(size_t ns, const char *cycles_method)
+{
+    char b[24];
+    plat_printf("Latency sweep: one random cycle over the working set (page: page-by-page), ns and core cycles "
+                "per load (cycles via %s)\n",
+                cycles_method);
+    plat_printf("  %12s", "working set");
+    for (size_t k = 0; k < ns; k++) {
+        if (!S[k].ok)
+            continue;
+        lat_bytes_text(S[k].page_bytes ? S[k].page_bytes : S[k].page_req, b, sizeof(b));
+        plat_printf("  %8s %-7s", S[k].mode_name, b);
+    }
+    plat_printf("\n  %12s", "");
+    for (size_t k = 0; k < ns; k++)
+        if (S[k].ok)
+            plat_printf("  %8s %7s", "ns", "cycles");
+    plat_printf("\n");
+    /* Rows: every size any series measured, in order; sizes within 6 % share a row (the page-by-page
+     * series rounds the grid to whole pages). */
+    size_t at[MAX_SERIES] = {0};
+    for (;;) {
+        uint64_t next = UINT64_MAX;
+        for (size_t k = 0; k < ns; k++)
+            if (S[k].ok && at[k] < S[k].n && S[k].bytes[at[k]] < next)
+                next = S[k].bytes[at[k]];
+        if (next == UINT64_MAX)
+            break;
+        uint64_t near = next + next / 16;
+        plat_printf("  %12s", lat_bytes_text(next, b, sizeof(b)));
+        for (size_t k = 0; k < ns; k++) {
+            if (!S[k].ok)
+                continue;
+            if (at[k] < S[k].n && S[k].bytes[at[k]] <= near) {
+                plat_printf("  %8.2f %7.1f", S[k].ns[at[k]], S[k].cycles[at[k]]);
+                at[k]++;
+            } else {
+                plat_printf("  %8s %7s", "", "");
+            }
+        }
+        plat_printf("\n");
+    }
+}
+
+/* cache_inferred records from the curve of one series, matched against the CPUID data/unified caches. */
+static void infer_caches(const struct series *s)
+{
+    struct lat_caches cc;
+    const struct lat_caches *c = &cc;
+    lat_caches_from_cpuid(plat_cpuinfo(), &cc);
+    uint64_t cb[3];
+    int lv[3];
+    size_t nc = 0;
+    if (c->l1)
+        cb[nc] = c->l1, lv[nc++] = 1;
+    if (c->l2)
+        cb[nc] = c->l2, lv[nc++] = 2;
+    if (c->l3)
+        cb[nc] = c->l3, lv[nc++] = 3;
+
+    double x[LAT_MAX_POINTS];
+    struct knee_level levels[16];
+    struct knee_match m[3];
+    for (size_t i = 0; i < s->n; i++)
+        x[i] = (double)s->bytes[i];
+    int nl = knee_detect(x, s->ns, s->n, levels, ARRAY_SIZE(levels));
+    if (nl < 0)
+        nl = 0;
+    size_t used = MIN((size_t)nl, ARRAY_SIZE(levels));
+    if (knee_match_cpuid(levels, used, cb, nc, m) < 0)
+        nc = 0;
+    const char *method;
+    double ratio = lat_default_ratio(&method);
+    double tsc_per_ns = (double)plat_tsc_hz() * 1e-9;
+    char b1[24], b2[24];
+    lat_bytes_text(s->page_bytes, b1, sizeof(b1));
+    plat_printf("Cache levels inferred from the %s curve with %s pages (%d plateau(s) found):\n", s->mode_name, b1, nl);
+    for (size_t i = 0; i < nc; i++) {
+        struct json *j = plat_rec_begin("cache_inferred");
+        json_kv_uint(j, "level", (uint64_t)lv[i]);
+        if (m[i].inferred_bytes > 0)
+            json_kv_uint(j, "bytes", (uint64_t)m[i].inferred_bytes);
+        else
+            json_kv_null(j, "bytes");
+        json_kv_uint(j, "cpuid_bytes", cb[i]);
+        if (m[i].inferred_bytes > 0) {
+            json_kv_double(j, "ns", m[i].latency);
+            json_kv_double(j, "cycles", m[i].latency * tsc_per_ns * ratio);
+            json_kv_double(j, "ratio", m[i].ratio);
+        } else {
+            json_kv_null(j, "ns");
+            json_kv_null(j, "cycles");
+        }
+        json_kv_bool(j, "agrees", m[i].agree);
+        json_key(j, "series");
+        json_obj_begin(j);
+        json_kv_str(j, "mode", s->mode_name);
+        json_kv_uint(j, "page_bytes", s->page_bytes);
+        json_obj_end(j);
+        json_kv_int(j, "plateaus", nl);
+        json_kv_str(j, "cycles_method", method);
+        json_kv_double(j, "agree_lo", KNEE_AGREE_LO);
+        json_kv_double(j, "agree_hi", KNEE_AGREE_HI);
+        plat_rec_end();
+        lat_bytes_text(cb[i], b1, sizeof(b1));
+        if (m[i].inferred_bytes > 0)
+            plat_printf("  L%d  CPUID %-9s inferred %-9s %8.2f ns %7.1f cycles  %s\n", lv[i], b1,
+                        lat_bytes_text((uint64_t)m[i].inferred_bytes, b2, sizeof(b2)), m[i].latency,
+                        m[i].latency * tsc_per_ns * ratio, m[i].agree ? "agrees" : "DISAGREES (outside x0.5..x2)");
+        else
+            plat_printf("  L%d  CPUID %-9s no knee matched: DISAGREES\n", lv[i], b1);
+    }
+    for (size_t k = 0; k < used; k++)
+        if (levels[k].bytes == 0)
+            plat_printf("  last plateau (memory or the largest level reached): %.2f ns\n", levels[k].latency);
+}
+
+void lat_sweep_run(void)
+{
+    const struct plat_config *cfg = plat_config();
+    struct lat_caches c;
+    lat_caches_from_cpuid(plat_cpuinfo(), &c);
+
+    uint64_t cap = plat_alloc_limit(-1) / 2; /* leave the other half to everything else */
+    if (cfg->max_bytes && (cap == 0 || cfg->max_bytes < cap))
+        cap = cfg->max_bytes;
+    uint64_t top = lat_sweep_top(c.llc, cap);
+    size_t n_grid =
+        lat_size_grid(LAT_SWEEP_LO, top, cfg->quick ? LAT_SWEEP_PPO_QUICK : LAT_SWEEP_PPO_FULL, 64, grid, LAT_MAX_POINTS);
+
+    size_t ns = 0;
+    S[ns++] = (struct series){.mode = CHAIN_RANDOM, .mode_name = "random", .page_req = KiB(4)};
+    S[ns++] = (struct series){.mode = CHAIN_RANDOM, .mode_name = "random", .page_req = MiB(2)};
+    if (plat_page_ok(GiB(1)))
+        S[ns++] = (struct series){.mode = CHAIN_RANDOM, .mode_name = "random", .page_req = GiB(1)};
+    if (!cfg->quick)
+        S[ns++] = (struct series){.mode = CHAIN_PAGE, .mode_name = "page", .page_req = KiB(4)};
+
+    char b[24], b2[24];
+    plat_printf("Sweep: %zu sizes from %s to %s (%u per octave), %zu series; LLC by CPUID %s\n", n_grid,
+                lat_bytes_text(LAT_SWEEP_LO, b, sizeof(b)), lat_bytes_text(top, b2, sizeof(b2)),
+                cfg->quick ? LAT_SWEEP_PPO_QUICK : LAT_SWEEP_PPO_FULL, ns, c.llc ? "known" : "unknown");
+    struct lat_scratch scratch = {0};
+    for (size_t k = 0; k < ns; k++)
+        run_series(&S[k], k, n_grid, top, &scratch);
+    lat_scratch_free(&scratch);
+
+    const char *method;
+    lat_default_ratio(&method);
+    print_table(ns, method);
+
+    /* Knees from the random curve with the largest page that worked: the fewest TLB steps. */
+    const struct series *best = NULL;
+    for (size_t k = 0; k < ns; k++)
+        if (S[k].ok && S[k].mode == CHAIN_RANDOM && S[k].n >= KNEE_MIN_POINTS &&
+            (!best || S[k].page_bytes > best->page_bytes))
+            best = &S[k];
+    if (best)
+        infer_caches(best);
+    else
+        plat_printf("Cache levels: no curve with %d points or more to infer them from\n", KNEE_MIN_POINTS);
+}

@@ -1,0 +1,13 @@
+/* lat_sweep.h - latency vs working-set size over several page sizes, and the cache levels inferred from its knees. */
+#ifndef PMB_BENCH_LAT_SWEEP_H
+#define PMB_BENCH_LAT_SWEEP_H
+
+#include "kernel/klib.h"
+
+/* Runs every series (random chain with 4 KiB, 2 MiB and, when possible, 1 GiB pages; page-by-page with
+ * 4 KiB pages in the full profile) on the benchmark's CPU, emitting one latency_series record per series,
+ * one latency_sweep record per point and one cache_inferred record per CPUID data/unified cache level,
+ * and prints the sweep table and the inferred levels. */
+void lat_sweep_run(void);
+
+#endif

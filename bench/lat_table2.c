@@ -1,0 +1,425 @@
+/* lat_table2.c - one data_source record per row of the guide's Table 2: L1, L2, the three L3 cases, remote L3,
+ * local and remote DRAM. Cache rows place the lines with other CPUs first and time one pass of dependent
+ * loads over them (docs/latency.md "Table 2 rows"); L1 and DRAM rows are steady-state chases. */
+#include "bench/lat_table2.h"
+#include "bench/lat_common.h"
+#include "bench/latency.h"
+#include "bench/rand.h"
+#include "kernel/fmt.h"
+
+struct row_out {
+    bool done, ok;
+    char reason[160];
+    char placement[320];
+    const char *method;
+    struct lat_result r;
+};
+
+static struct row_out rows[LAT_ROW_COUNT];
+
+/* What the rows share: the CPUs that hold lines, the placed chain and the eviction buffer. */
+struct env {
+    struct lat_caches c;
+    uint32_t ncpu;
+    struct plat_cpu self, helper, remote;
+    bool have_helper, have_remote;
+    char no_helper[160], no_remote[160];
+    struct lat_scratch scratch;
+    struct plat_buf lines_buf, evict_buf;
+    struct lat_lines lines;
+    struct lat_evict ev1, ev2; /* push the lines out of L1 / out of L1 and L2 */
+    bool lines_ok;
+    char no_lines[160];
+    uint64_t seed;
+};
+
+static void ref_json(struct json *j, enum lat_row row)
+{
+    const struct lat_row_ref *ref = &lat_rows[row];
+    char t[40];
+    lat_ref_text(ref, t, sizeof(t));
+    json_kv_str(j, "reference", t);
+    json_kv_double(j, "reference_lo", ref->lo);
+    json_kv_double(j, "reference_hi", ref->hi);
+    json_kv_str(j, "reference_unit", ref->unit);
+    json_kv_str(j, "guide", ref->guide);
+}
+
+static void unavailable(enum lat_row row, const char *method, const char *reason)
+{
+    struct row_out *o = &rows[row];
+    o->done = true;
+    o->ok = false;
+    o->method = method;
+    fmt_snprintf(o->reason, sizeof(o->reason), "%s", reason);
+    struct json *j = plat_rec_begin("data_source");
+    json_kv_str(j, "source", lat_rows[row].source);
+    json_kv_str(j, "status", "unavailable");
+    json_kv_str(j, "reason", reason);
+    json_kv_str(j, "method", method);
+    ref_json(j, row);
+    plat_rec_end();
+}
+
+/* The common part of a measured row's record; the caller adds its own keys and ends it. */
+static struct json *measured(enum lat_row row, const char *method, const struct lat_result *r)
+{
+    struct row_out *o = &rows[row];
+    o->done = o->ok = true;
+    o->method = method;
+    o->r = *r;
+    struct json *j = plat_rec_begin("data_source");
+    json_kv_str(j, "source", lat_rows[row].source);
+    json_kv_str(j, "status", "ok");
+    lat_result_json(j, r);
+    json_kv_str(j, "method", method);
+    json_kv_str(j, "placement", o->placement);
+    ref_json(j, row);
+    return j;
+}
+
+static void pebs_check(enum lat_row row, uint32_t cpu, const void *lines, uint64_t bytes, size_t loads,
+                       int (*replay)(void *), void *arg)
+{
+    latency_pebs_fn hook = latency_pebs_hook();
+    if (!hook)
+        return;
+    struct latency_pebs_ctx c = {
+        .row = lat_rows[row].source,
+        .cpu = cpu,
+        .lines = lines,
+        .bytes = bytes,
+        .loads_per_replay = loads,
+        .cycles = rows[row].r.cycles,
+        .replay = replay,
+        .arg = arg,
+    };
+    hook(&c);
+}
+
+/* ---- steady-state rows: L1 and DRAM ----------------------------------------------------------------- */
+
+struct chase_replay {
+    void *start;
+    size_t n;
+    volatile uintptr_t sink;
+};
+
+static int replay_chase(void *arg)
+{
+    struct chase_replay *c = arg;
+    c->sink = (uintptr_t)chase_run(c->start, (c->n + CHASE_UNROLL - 1) / CHASE_UNROLL);
+    return 0;
+}
+
+static void row_l1(struct env *e)
+{
+    uint64_t w = lat_l1_bytes(&e->c);
+    struct plat_buf b;
+    if (plat_alloc(&b, w, PLAT_PAGE_LARGEST, e->self.node, "latency L1 row") != 0) {
+        unavailable(LAT_ROW_L1, "chase_steady_state", "no memory for the chain");
+        return;
+    }
+    struct chain_params p = {.bytes = (size_t)w, .line = 64, .mode = CHAIN_RANDOM, .seed = e->seed ^ 1};
+    size_t n = 0;
+    void *start = lat_chain(b.ptr, &p, &e->scratch, &n);
+    struct lat_result r;
+    char bt[24];
+    if (!start || lat_chase(start, n, true, &r) != CHASE_OK) {
+        unavailable(LAT_ROW_L1, "chase_steady_state", "the chase failed (chain or clock)");
+        plat_free(&b);
+        return;
+    }
+    fmt_snprintf(rows[LAT_ROW_L1].placement, sizeof(rows[0].placement),
+                 "CPU %u chases one random cycle over %zu lines (%s, half the L1D) again and again: after the "
+                 "warm-up pass every load hits the L1D",
+                 e->self.id, n, lat_bytes_text(w, bt, sizeof(bt)));
+    struct json *j = measured(LAT_ROW_L1, "chase_steady_state", &r);
+    json_kv_uint(j, "cpu", e->self.id);
+    json_kv_uint(j, "bytes", w);
+    json_kv_uint(j, "lines", n);
+    json_kv_uint(j, "page_bytes", b.page_bytes);
+    plat_rec_end();
+    struct chase_replay cr = {start, n, 0};
+    pebs_check(LAT_ROW_L1, e->self.id, b.ptr, w, n, replay_chase, &cr);
+    plat_free(&b);
+}
+
+static void row_dram(struct env *e, enum lat_row row, int node, const char *node_why)
+{
+    const struct plat_config *cfg = plat_config();
+    uint64_t cap = cfg->max_bytes;
+    uint64_t lim = plat_alloc_limit(node) / 2;
+    if (lim && (!cap || lim < cap))
+        cap = lim;
+    uint64_t w = lat_dram_bytes(&e->c, cfg->quick, cap);
+    struct plat_buf b;
+    char why[160], bt[24];
+    if (plat_alloc(&b, w, PLAT_PAGE_LARGEST, node, "latency DRAM row") != 0) {
+        fmt_snprintf(why, sizeof(why), "no %s of memory on node %d", lat_bytes_text(w, bt, sizeof(bt)), node);
+        unavailable(row, "chase_steady_state", why);
+        return;
+    }
+    /* With large pages, page-by-page over 2 MiB units (one TLB miss per 32 Ki loads, random order inside
+     * so no DRAM page or prefetcher locality); with 4 KiB pages a plain random cycle, TLB misses included. */
+    bool big = b.page_bytes >= MiB(2);
+    struct chain_params p = {
+        .bytes = (size_t)w,
+        .line = 64,
+        .page = MiB(2),
+        .mode = big ? CHAIN_PAGE : CHAIN_RANDOM,
+        .seed = e->seed ^ (uint64_t)(row + 7),
+    };
+    size_t n = 0;
+    void *start = lat_chain(b.ptr, &p, &e->scratch, &n);
+    struct lat_result r;
+    if (!start || lat_chase(start, n, true, &r) != CHASE_OK) {
+        unavailable(row, "chase_steady_state", "the chase failed (chain or clock)");
+        plat_free(&b);
+        return;
+    }
+    double llc_frac = e->c.llc ? MIN(1.0, (double)e->c.llc / (double)w) : 0;
+    fmt_snprintf(rows[row].placement, sizeof(rows[0].placement),
+                 "CPU %u (node %d) chases %s on node %d (%s), %s; at most %.1f%% of the loads can hit the LLC",
+                 e->self.id, e->self.node, lat_bytes_text(w, bt, sizeof(bt)), b.node, node_why,
+                 big ? "page-by-page over 2 MiB units, lines in random order" : "one random cycle (4 KiB pages: TLB misses included)",
+                 100 * llc_frac);
+    struct json *j = measured(row, "chase_steady_state", &r);
+    json_kv_uint(j, "cpu", e->self.id);
+    json_kv_int(j, "cpu_node", e->self.node);
+    json_kv_int(j, "node", b.node);
+    json_kv_uint(j, "bytes", w);
+    json_kv_uint(j, "lines", n);
+    json_kv_uint(j, "page_bytes", b.page_bytes);
+    json_kv_str(j, "page_how", b.page_how);
+    json_kv_str(j, "chain", big ? "page" : "random");
+    json_kv_double(j, "llc_fraction", llc_frac);
+    if (e->c.llc && w < 2 * e->c.llc)
+        json_kv_str(j, "note", "max_bytes or free memory kept the working set below twice the LLC: part of the "
+                               "loads hit the LLC, this is not a clean DRAM latency");
+    plat_rec_end();
+    struct chase_replay cr = {start, n, 0};
+    pebs_check(row, e->self.id, b.ptr, w, n, replay_chase, &cr);
+    plat_free(&b);
+}
+
+/* ---- placed rows: lines put in place by some CPU(s), then one timed pass on CPU 0 -------------------- */
+
+struct placed_replay {
+    struct lat_placed p;
+    struct lat_pass pass;
+};
+
+static int replay_placed(void *arg)
+{
+    struct placed_replay *r = arg;
+    return lat_placed_round(&r->p, &r->pass);
+}
+
+static void row_placed(struct env *e, enum lat_row row, const struct lat_step *steps, size_t n_steps,
+                       struct lat_evict *ev, const struct plat_cpu *holder)
+{
+    const char *method = "placed_one_pass";
+    if (!e->lines_ok) {
+        unavailable(row, method, e->no_lines);
+        return;
+    }
+    struct placed_replay pr = {.p = {.lines = &e->lines, .evict = ev, .n_steps = n_steps, .measurer = e->self.id}};
+    for (size_t i = 0; i < n_steps; i++)
+        pr.p.steps[i] = steps[i];
+    lat_placed_rounds(&pr.p.rounds, &pr.p.warm);
+    struct lat_result r;
+    uint32_t bad = 0;
+    if (lat_placed_run(&pr.p, &r, &bad) != 0) {
+        char why[160];
+        fmt_snprintf(why, sizeof(why), "CPU %u did not finish its part (or the pass did not close)", bad);
+        unavailable(row, method, why);
+        return;
+    }
+    /* Say in words what the steps did. */
+    char *pl = rows[row].placement, bt[24];
+    size_t len = sizeof(rows[0].placement), at = 0;
+    at += (size_t)fmt_snprintf(pl + at, len - at, "%zu lines (one per %u bytes of %s), each round: ", e->lines.n,
+                               LAT_PLACED_STRIDE, lat_bytes_text(e->lines_buf.bytes, bt, sizeof(bt)));
+    for (size_t i = 0; i < n_steps && at < len; i++) {
+        const struct lat_step *s = &steps[i];
+        if (s->op == LAT_OP_EVICT)
+            at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u reads %s elsewhere (evicts its L1%s); ", s->cpu,
+                                       lat_bytes_text(ev->bytes, bt, sizeof(bt)), ev == &e->ev2 ? "+L2" : "");
+        else
+            at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u %s every line; ", s->cpu,
+                                       s->op == LAT_OP_WRITE ? "writes" : "reads");
+    }
+    if (at < len)
+        fmt_snprintf(pl + at, len - at, "then CPU %u times one pass of dependent loads", e->self.id);
+    struct json *j = measured(row, method, &r);
+    json_kv_uint(j, "cpu", e->self.id);
+    if (holder) {
+        json_kv_uint(j, "holder_cpu", holder->id);
+        json_kv_uint(j, "holder_package", holder->package);
+        json_kv_uint(j, "holder_core", holder->core);
+    }
+    json_kv_uint(j, "bytes", e->lines_buf.bytes);
+    json_kv_uint(j, "lines", e->lines.n);
+    json_kv_uint(j, "page_bytes", e->lines_buf.page_bytes);
+    json_kv_int(j, "node", e->lines_buf.node);
+    if (ev)
+        json_kv_uint(j, "evict_bytes", ev->bytes);
+    json_kv_uint(j, "rounds", pr.p.rounds);
+    plat_rec_end();
+    pr.pass = (struct lat_pass){.start = e->lines.start, .n = e->lines.n, .ser = plat_config()->serialize};
+    pebs_check(row, e->self.id, e->lines_buf.ptr, e->lines_buf.bytes, e->lines.n, replay_placed, &pr);
+}
+
+/* ---- set-up ------------------------------------------------------------------------------------------ */
+
+static void find_cpus(struct env *e)
+{
+    e->ncpu = plat_cpu_count();
+    plat_cpu(0, &e->self);
+    bool sibling = false;
+    uint32_t other_pkg = 0;
+    for (uint32_t i = 1; i < e->ncpu; i++) {
+        struct plat_cpu c;
+        if (!plat_cpu(i, &c))
+            continue;
+        if (c.package == e->self.package) {
+            if (c.core != e->self.core) {
+                if (!e->have_helper)
+                    e->helper = c, e->have_helper = true;
+            } else {
+                sibling = true;
+            }
+        } else {
+            other_pkg++;
+            if (!e->have_remote)
+                e->remote = c, e->have_remote = true;
+        }
+    }
+    if (e->ncpu <= 1)
+        fmt_snprintf(e->no_helper, sizeof(e->no_helper), "one CPU: no other core to hold the lines");
+    else if (sibling)
+        fmt_snprintf(e->no_helper, sizeof(e->no_helper),
+                     "the other CPUs of package %u are SMT siblings of CPU %u (they share its L1/L2)", e->self.package,
+                     e->self.id);
+    else
+        fmt_snprintf(e->no_helper, sizeof(e->no_helper), "no other core in CPU %u's package %u (%u CPUs elsewhere)",
+                     e->self.id, e->self.package, other_pkg);
+    if (e->ncpu <= 1)
+        fmt_snprintf(e->no_remote, sizeof(e->no_remote), "one CPU: no other socket");
+    else
+        fmt_snprintf(e->no_remote, sizeof(e->no_remote), "one socket: all %u CPUs are in package %u", e->ncpu,
+                     e->self.package);
+}
+
+static void setup_lines(struct env *e)
+{
+    uint64_t w = lat_placed_bytes(&e->c);
+    uint64_t ev = lat_evict_bytes(&e->c, 2);
+    e->lines_ok = false;
+    if (plat_alloc(&e->lines_buf, w, PLAT_PAGE_LARGEST, e->self.node, "latency placed lines") != 0 &&
+        plat_alloc(&e->lines_buf, w, PLAT_PAGE_LARGEST, -1, "latency placed lines") != 0) {
+        fmt_snprintf(e->no_lines, sizeof(e->no_lines), "no memory for the placed lines");
+        return;
+    }
+    if (plat_alloc(&e->evict_buf, ev, PLAT_PAGE_LARGEST, -1, "latency eviction buffer") != 0) {
+        fmt_snprintf(e->no_lines, sizeof(e->no_lines), "no memory for the eviction buffer");
+        return;
+    }
+    if (lat_lines_build(&e->lines, e->lines_buf.ptr, w, e->seed ^ 0x5eed, &e->scratch) != 0) {
+        fmt_snprintf(e->no_lines, sizeof(e->no_lines), "could not build the placed chain");
+        return;
+    }
+    e->ev2 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = ev};
+    e->ev1 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = MIN(ev, lat_evict_bytes(&e->c, 1))};
+    e->lines_ok = true;
+}
+
+static void print_table(const struct env *e)
+{
+    const char *method;
+    lat_default_ratio(&method);
+    plat_printf("Table 2 of the Intel Core i7 / Xeon 5500 performance analysis guide beside this machine "
+                "(measuring CPU %u; cycles via %s unless a row says otherwise)\n",
+                e->self.id, method);
+    plat_printf("  %-24s %-16s %9s %9s %8s %8s  %s\n", "source", "guide", "cycles", "ns", "cv", "rcv", "how");
+    for (int i = 0; i < LAT_ROW_COUNT; i++) {
+        const struct row_out *o = &rows[i];
+        char ref[40];
+        lat_ref_text(&lat_rows[i], ref, sizeof(ref));
+        if (!o->done)
+            plat_printf("  %-24s %-16s %9s\n", lat_rows[i].source, ref, "not run");
+        else if (!o->ok)
+            plat_printf("  %-24s %-16s %9s  %s\n", lat_rows[i].source, ref, "n/a", o->reason);
+        else
+            plat_printf("  %-24s %-16s %9.1f %9.2f %7.2f%% %7.2f%%  %s\n", lat_rows[i].source, ref, o->r.cycles,
+                        o->r.ns, 100 * o->r.tsc.cv, 100 * o->r.robust_cv, o->method);
+    }
+    plat_printf("  (cv: stddev / mean, rcv: 1.4826 MAD / median of the samples; how each row placed its lines: the "
+                "\"placement\" field of its data_source record, docs/latency.md)\n");
+}
+
+void lat_table2_run(void)
+{
+    static struct env e;
+    const struct plat_config *cfg = plat_config();
+    memset(&e, 0, sizeof(e));
+    memset(rows, 0, sizeof(rows));
+    uint64_t s = cfg->seed ^ 0x7ab1e2ull;
+    e.seed = splitmix64_next(&s);
+    lat_caches_from_cpuid(plat_cpuinfo(), &e.c);
+    find_cpus(&e);
+    setup_lines(&e);
+
+    row_l1(&e);
+
+    if (!e.c.l2) {
+        unavailable(LAT_ROW_L2, "placed_one_pass", "CPUID reports no L2");
+    } else {
+        struct lat_step st[] = {{LAT_OP_WRITE, e.self.id}, {LAT_OP_EVICT, e.self.id}};
+        row_placed(&e, LAT_ROW_L2, st, ARRAY_SIZE(st), &e.ev1, NULL);
+    }
+
+    if (!e.c.l3) {
+        unavailable(LAT_ROW_L3_UNSHARED, "placed_one_pass", "CPUID reports no L3");
+        unavailable(LAT_ROW_L3_SHARED, "placed_one_pass", "CPUID reports no L3");
+        unavailable(LAT_ROW_L3_MODIFIED, "placed_one_pass", "CPUID reports no L3");
+    } else {
+        struct lat_step un[] = {{LAT_OP_WRITE, e.self.id}, {LAT_OP_EVICT, e.self.id}};
+        row_placed(&e, LAT_ROW_L3_UNSHARED, un, ARRAY_SIZE(un), &e.ev2, NULL);
+        if (e.have_helper) {
+            struct lat_step sh[] = {{LAT_OP_WRITE, e.helper.id}, {LAT_OP_EVICT, e.helper.id}, {LAT_OP_READ, e.helper.id}};
+            row_placed(&e, LAT_ROW_L3_SHARED, sh, ARRAY_SIZE(sh), &e.ev2, &e.helper);
+            struct lat_step mo[] = {{LAT_OP_WRITE, e.helper.id}};
+            row_placed(&e, LAT_ROW_L3_MODIFIED, mo, ARRAY_SIZE(mo), NULL, &e.helper);
+        } else {
+            unavailable(LAT_ROW_L3_SHARED, "placed_one_pass", e.no_helper);
+            unavailable(LAT_ROW_L3_MODIFIED, "placed_one_pass", e.no_helper);
+        }
+    }
+
+    if (e.have_remote) {
+        struct lat_step re[] = {{LAT_OP_WRITE, e.remote.id}};
+        row_placed(&e, LAT_ROW_REMOTE_L3, re, ARRAY_SIZE(re), NULL, &e.remote);
+    } else {
+        unavailable(LAT_ROW_REMOTE_L3, "placed_one_pass", e.no_remote);
+    }
+    plat_free(&e.lines_buf);
+    plat_free(&e.evict_buf);
+
+    row_dram(&e, LAT_ROW_LOCAL_DRAM, e.self.node, "CPU 0's node");
+
+    int remote_node = -1;
+    uint32_t nodes = plat_node_count();
+    for (uint32_t n = 0; n < nodes && remote_node < 0; n++)
+        if ((int)n != e.self.node && plat_node_bytes((int)n) > 0)
+            remote_node = (int)n;
+    if (remote_node >= 0)
+        row_dram(&e, LAT_ROW_REMOTE_DRAM, remote_node, "another node, by SRAT");
+    else
+        unavailable(LAT_ROW_REMOTE_DRAM, "chase_steady_state",
+                    nodes < 2 ? "one NUMA node (no SRAT, or a single proximity domain)"
+                              : "no other NUMA node has memory");
+    lat_scratch_free(&e.scratch);
+    print_table(&e);
+}

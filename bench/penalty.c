@@ -1,0 +1,723 @@
+/* penalty.c - the timed-loop protocol and the penalty measurements: each a small loop whose latency, or
+ * difference to a baseline loop, is one P_i of the guide's stall decomposition. */
+#include "bench/penalty.h"
+#include "bench/chain.h"
+#include "bench/chase.h"
+#include "bench/cycle_accounting.h"
+#include "bench/platform.h"
+#include "kernel/fmt.h"
+
+/* ---- the timed-loop protocol ------------------------------------------------------------------------- */
+
+static double pm_samples[PM_MAX_SAMPLES];
+
+void pm_opts_profile(struct pm_opts *o)
+{
+    const struct plat_config *cfg = plat_config();
+    uint64_t hz = plat_tsc_hz();
+    bool quick = cfg->quick;
+    uint32_t ms = cfg->time_budget_ms ? cfg->time_budget_ms : quick ? 2 : 50;
+    *o = (struct pm_opts){
+        .min_sample_tsc = quick ? 20000 : 200000,
+        .budget_tsc = (uint64_t)ms * hz / 1000,
+        .min_samples = quick ? 5 : 11,
+        .max_samples = quick ? 31 : 201,
+        .target_cv = quick ? 0.03 : 0.01,
+        .warmup_iters = 64,
+        .serialize = cfg->serialize,
+    };
+}
+
+struct pm_counted {
+    pm_loop_fn fn;
+    void *arg;
+    uint64_t iters, ticks;
+    enum timing_serialize ser;
+};
+
+static void pm_counted_run(void *arg)
+{
+    struct pm_counted *c = arg;
+    uint64_t t0 = timing_read(c->ser);
+    c->fn(c->arg, c->iters);
+    c->ticks = timing_read(c->ser) - t0;
+}
+
+/* Core cycles per TSC tick for this loop: counted around one sample when the PMU hook can, else the
+ * platform's ratio. */
+static double pm_ratio(pm_loop_fn fn, void *arg, uint64_t iters, enum timing_serialize ser, const char **method)
+{
+    static char name[64];
+    struct pm_counted c = {fn, arg, iters, 0, ser};
+    struct ca_event ev = {.candidates = ca_ev_cycles};
+    char why[96];
+    if (ca_counter_hook(NULL) && ca_count(&ev, 1, pm_counted_run, &c, why, sizeof(why)) == 1 && ev.used &&
+        ev.count && c.ticks) {
+        fmt_snprintf(name, sizeof(name), "pmu:%s", ev.used);
+        *method = name;
+        return (double)ev.count / (double)c.ticks;
+    }
+    fmt_snprintf(name, sizeof(name), "core_tsc_ratio:%s", plat_core_tsc_method());
+    *method = name;
+    double r = plat_core_tsc_ratio();
+    return r > 0 ? r : 1.0;
+}
+
+static uint64_t pm_time(pm_loop_fn fn, void *arg, uint64_t iters, enum timing_serialize ser)
+{
+    uint64_t t0 = timing_read(ser);
+    fn(arg, iters);
+    uint64_t t1 = timing_read(ser);
+    return t1 > t0 ? t1 - t0 : 0;
+}
+
+int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_result *r)
+{
+    if (!fn || !o || !r)
+        return -1;
+    *r = (struct pm_result){0};
+    fn(arg, o->warmup_iters ? o->warmup_iters : 64);
+    double ov[PM_OVERHEAD_REPS];
+    for (size_t i = 0; i < PM_OVERHEAD_REPS; i++)
+        ov[i] = (double)pm_time(fn, arg, 0, o->serialize);
+    stats_sort(ov, PM_OVERHEAD_REPS);
+    double overhead = stats_quantile_sorted(ov, PM_OVERHEAD_REPS, 0.5);
+
+    uint64_t iters = o->first_iters ? o->first_iters : 16;
+    for (;;) {
+        double t = (double)pm_time(fn, arg, iters, o->serialize) - overhead;
+        if (t >= (double)o->min_sample_tsc)
+            break;
+        if (iters >= PM_MAX_ITERS)
+            return -1; /* the clock does not move */
+        iters *= 2;
+    }
+    size_t cap = o->max_samples && o->max_samples < PM_MAX_SAMPLES ? o->max_samples : PM_MAX_SAMPLES;
+    size_t min = o->min_samples ? MIN(o->min_samples, cap) : 1;
+    size_t n = 0;
+    uint64_t start = timing_read(o->serialize);
+    while (n < cap) {
+        double t = (double)pm_time(fn, arg, iters, o->serialize) - overhead;
+        pm_samples[n++] = t > 0 ? t / (double)iters : 0;
+        if (n >= min && stats_should_stop(pm_samples, n, min, cap, o->target_cv))
+            break;
+        if (n >= min && o->budget_tsc && timing_read(o->serialize) - start > o->budget_tsc)
+            break;
+    }
+    r->iters_per_sample = iters;
+    r->samples = n;
+    stats_compute(pm_samples, n, &r->tsc);
+    r->cv = r->tsc.cv;
+    r->ratio = pm_ratio(fn, arg, iters, o->serialize, &r->cycles_method);
+    r->cycles = r->tsc.median * r->ratio;
+    uint64_t hz = plat_tsc_hz();
+    r->ns = hz ? r->tsc.median * 1e9 / (double)hz : 0;
+    return 0;
+}
+
+static bool is_finite(double v) { return v == v && v - v == 0; }
+
+double pm_penalty(double cycles_a, double cycles_b, double events_a, double events_b)
+{
+    double de = events_a - events_b;
+    if (!is_finite(cycles_a) || !is_finite(cycles_b) || !is_finite(events_a) || !is_finite(events_b) || !(de > 0))
+        return __builtin_nan("");
+    return (cycles_a - cycles_b) / de;
+}
+
+double pm_diff_cv(double a, double cv_a, double b, double cv_b)
+{
+    double d = a - b, sa = a * cv_a, sb = b * cv_b;
+    if (d == 0)
+        return __builtin_inf();
+    return stats_sqrt(sa * sa + sb * sb) / (d < 0 ? -d : d);
+}
+
+void pm_penalty_json(struct json *j, const char *name, double cycles, double ns, double cv, const char *method,
+                     const char *reference, const char *cycles_method)
+{
+    json_kv_str(j, "name", name);
+    json_kv_double(j, "cycles", cycles);
+    json_kv_double(j, "ns", ns);
+    json_kv_double(j, "cv", cv);
+    json_kv_str(j, "method", method);
+    json_kv_str(j, "reference", reference);
+    json_kv_str(j, "cycles_method", cycles_method);
+}
+
+/* ---- the measured loops ------------------------------------------------------------------------------- */
+
+#define REP8(s) s s s s s s s s
+
+/* A pointer chase through chase_run: 64 dependent loads per iteration. */
+struct pen_chase {
+    void *p;
+};
+static void loop_chase(void *arg, uint64_t iters)
+{
+    struct pen_chase *c = arg;
+    c->p = chase_run(c->p, iters);
+}
+
+/* Dependent loads of one self-pointing word, 8 per iteration: in asm, because the split cases load a
+ * misaligned pointer (undefined behaviour as C, perfectly defined as x86). */
+#define SELF_LOADS 8
+static TIMED_FN void loop_self(void *arg, uint64_t iters)
+{
+    struct pen_chase *c = arg;
+    void *p = c->p;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("mov (%0), %0\n\t") "dec %1\n\tjnz 1b" : "+r"(p), "+r"(iters) : : "memory", "cc");
+    c->p = p;
+}
+
+/* The chase with a second, independent load to the same line issued just before each chained load: that
+ * load starts the L1D miss, the chained one finds the line in the fill buffer (a secondary miss,
+ * MEM_LOAD_RETIRED.HIT_LFB). 8 pairs per iteration. */
+static TIMED_FN void loop_lfb(void *arg, uint64_t iters)
+{
+    struct pen_chase *c = arg;
+    void *p = c->p;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("mov 32(%0), %%rcx\n\tmov (%0), %0\n\t") "dec %1\n\tjnz 1b"
+                     : "+r"(p), "+r"(iters)
+                     :
+                     : "rcx", "memory", "cc");
+    c->p = p;
+}
+
+/* Store-to-load chains through one L1-resident slot; each load's result is the next store's data. */
+struct pen_slot {
+    uint8_t *p;    /* 64-byte aligned, 8 KiB + 64 bytes usable, zero where loads read */
+    uint64_t v;    /* chain value, carried over */
+};
+
+/* 8-byte store, 8-byte load of the same address: forwarded. */
+static TIMED_FN void loop_sf_ok(void *arg, uint64_t iters)
+{
+    struct pen_slot *s = arg;
+    uint64_t v = s->v;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("mov %0, (%2)\n\tmov (%2), %0\n\t") "dec %1\n\tjnz 1b"
+                     : "+r"(v), "+r"(iters)
+                     : "r"(s->p)
+                     : "memory", "cc");
+    s->v = v;
+}
+
+/* 4-byte store, 8-byte load of the same address: a larger load over a smaller store cannot forward. */
+static TIMED_FN void loop_sf_size(void *arg, uint64_t iters)
+{
+    struct pen_slot *s = arg;
+    uint64_t v = s->v;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("movl %k0, (%2)\n\tmov (%2), %0\n\t") "dec %1\n\tjnz 1b"
+                     : "+r"(v), "+r"(iters)
+                     : "r"(s->p)
+                     : "memory", "cc");
+    s->v = v;
+}
+
+/* 8-byte store, 8-byte load 4 bytes further: partial overlap, no forwarding. */
+static TIMED_FN void loop_sf_offset(void *arg, uint64_t iters)
+{
+    struct pen_slot *s = arg;
+    uint64_t v = s->v;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("mov %0, (%2)\n\tmov 4(%2), %0\n\t") "dec %1\n\tjnz 1b"
+                     : "+r"(v), "+r"(iters)
+                     : "r"(s->p)
+                     : "memory", "cc");
+    s->v = v;
+}
+
+/* Dependent loads from p+4096 (+ the previous load's value, always 0) after a store to p: same address bits
+ * 11:0, so the load is held for the unrelated store (4K aliasing). The control stores to p+64 instead. */
+static TIMED_FN void loop_alias(void *arg, uint64_t iters)
+{
+    struct pen_slot *s = arg;
+    uint64_t v = 0, data = 0x55;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("mov %2, (%3)\n\tmov 4096(%3,%0), %0\n\t") "dec %1\n\tjnz 1b"
+                     : "+r"(v), "+r"(iters)
+                     : "r"(data), "r"(s->p)
+                     : "memory", "cc");
+    s->v = v;
+}
+
+static TIMED_FN void loop_alias_control(void *arg, uint64_t iters)
+{
+    struct pen_slot *s = arg;
+    uint64_t v = 0, data = 0x55;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("mov %2, 64(%3)\n\tmov 4096(%3,%0), %0\n\t") "dec %1\n\tjnz 1b"
+                     : "+r"(v), "+r"(iters)
+                     : "r"(data), "r"(s->p)
+                     : "memory", "cc");
+    s->v = v;
+}
+
+/* Divider chains: the quotient is the next dividend (divisor 1), so every DIV waits for the previous one.
+ * Dividend 2^63 - 1 (2^31 - 1): a full-width quotient, the slow case of dividers with an early exit. */
+struct pen_div {
+    uint64_t x;
+    double d;
+};
+
+static TIMED_FN void loop_div64(void *arg, uint64_t iters)
+{
+    struct pen_div *s = arg;
+    uint64_t x = s->x;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("xor %%edx, %%edx\n\tdiv %2\n\t") "dec %1\n\tjnz 1b"
+                     : "+a"(x), "+r"(iters)
+                     : "r"((uint64_t)1)
+                     : "rdx", "cc");
+    s->x = x;
+}
+
+static TIMED_FN void loop_div32(void *arg, uint64_t iters)
+{
+    struct pen_div *s = arg;
+    uint32_t x = (uint32_t)s->x;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("xor %%edx, %%edx\n\tdivl %2\n\t") "dec %1\n\tjnz 1b"
+                     : "+a"(x), "+r"(iters)
+                     : "r"((uint32_t)1)
+                     : "rdx", "cc");
+    s->x = x;
+}
+
+/* x / (1 + 2^-52): the value stays normal for ~10^15 divisions and no divider shortcut for 1.0 applies. */
+static TIMED_FN void loop_divsd(void *arg, uint64_t iters)
+{
+    struct pen_div *s = arg;
+    double x = s->d;
+    if (!iters)
+        return;
+    __asm__ volatile("1:\n\t" REP8("divsd %2, %0\n\t") "dec %1\n\tjnz 1b"
+                     : "+x"(x), "+r"(iters)
+                     : "x"(1.0000000000000002)
+                     : "cc");
+    s->d = x;
+}
+
+/* ---- the benchmark ---------------------------------------------------------------------------------------- */
+
+#define PEN_MAX 24
+struct pen_row {
+    const char *name;
+    double cycles, ns, cv;
+    const char *method;
+};
+static struct pen_row rows[PEN_MAX];
+static size_t n_rows;
+
+static struct pm_opts opts;
+
+static double ticks_to_ns(double t)
+{
+    uint64_t hz = plat_tsc_hz();
+    return hz ? t * 1e9 / (double)hz : 0;
+}
+
+/* Emits the record of a measured penalty (value = cycles) and keeps its row; extra keys through j before
+ * plat_rec_end, so the record is left open: the caller closes it. */
+static struct json *emit(const char *name, double cycles, double ns, double cv, const char *method,
+                         const char *reference, const struct pm_result *r)
+{
+    struct json *j = plat_rec_begin("penalty");
+    pm_penalty_json(j, name, cycles, ns, cv, method, reference, r ? r->cycles_method : NULL);
+    if (r) {
+        json_kv_double(j, "core_tsc_ratio", r->ratio);
+        json_kv_uint(j, "samples", r->samples);
+    }
+    if (n_rows < PEN_MAX)
+        rows[n_rows++] = (struct pen_row){name, cycles, ns, cv, method};
+    ca_penalty_set(name, cycles);
+    return j;
+}
+
+static void emit_unavailable(const char *name, const char *reason, const char *reference)
+{
+    struct json *j = plat_rec_begin("penalty");
+    json_kv_str(j, "name", name);
+    json_kv_str(j, "status", "unavailable");
+    json_kv_str(j, "reason", reason);
+    json_kv_null(j, "cycles");
+    json_kv_null(j, "ns");
+    json_kv_null(j, "cv");
+    json_kv_str(j, "method", "not measured");
+    json_kv_str(j, "reference", reference);
+    plat_rec_end();
+    plat_printf("  %-26s unavailable: %s\n", name, reason);
+}
+
+/* A latency (per-event loop time) as a penalty record. */
+static void emit_latency(const char *name, const struct pm_result *r, double per_iter, const char *method,
+                         const char *reference)
+{
+    struct json *j = emit(name, r->cycles / per_iter, r->ns / per_iter, r->cv, method, reference, r);
+    json_kv_double(j, "latency_cycles", r->cycles / per_iter);
+    plat_rec_end();
+}
+
+/* Difference a - base (both per event) as a penalty record. */
+static void emit_delta(const char *name, const struct pm_result *a, const struct pm_result *base, double per_iter,
+                       const char *base_name, const char *method, const char *reference)
+{
+    double ca = a->cycles / per_iter, cb = base->cycles / per_iter;
+    double ta = a->tsc.median / per_iter, tb = base->tsc.median / per_iter;
+    struct json *j = emit(name, ca - cb, ticks_to_ns(ta - tb), pm_diff_cv(ca, a->cv, cb, base->cv), method,
+                          reference, a);
+    json_kv_double(j, "latency_cycles", ca);
+    json_kv_str(j, "baseline", base_name);
+    json_kv_double(j, "baseline_cycles", cb);
+    plat_rec_end();
+}
+
+/* Cache sizes from CPUID: data/unified level 1, 2 and the last level, with fallbacks (Nehalem's). */
+struct pen_caches {
+    uint64_t l1, l2, llc;
+};
+static void caches(struct pen_caches *c)
+{
+    *c = (struct pen_caches){KiB(32), KiB(256), MiB(8)};
+    const struct cpu_info *ci = plat_cpuinfo();
+    uint8_t top = 0;
+    for (uint32_t i = 0; ci && i < ci->n_caches; i++) {
+        const struct cpu_cache *k = &ci->caches[i];
+        if (k->type == CPU_CACHE_INSTRUCTION || !k->bytes)
+            continue;
+        if (k->level == 1)
+            c->l1 = k->bytes;
+        if (k->level == 2)
+            c->l2 = k->bytes;
+        if (k->level >= top) {
+            top = k->level;
+            c->llc = k->bytes;
+        }
+    }
+    if (top < 3)
+        c->llc = MAX(c->llc, c->l2);
+}
+
+/* Chase chain over `bytes` of b (random lines, or one line per 4 KiB page). NULL when it cannot. */
+static void *build_chain(struct plat_buf *b, uint64_t bytes, enum chain_mode mode, struct plat_buf *scratch)
+{
+    struct chain_params p = {.bytes = (size_t)bytes, .line = 64, .page = 4096, .mode = mode,
+                             .lines_per_page = mode == CHAIN_PAGE ? 1 : 0, .seed = plat_config()->seed ^ 0x9e17};
+    size_t need = chain_scratch_bytes(&p);
+    if (need == SIZE_MAX)
+        return NULL;
+    if (need && (!scratch->ptr || scratch->bytes < need)) {
+        plat_free(scratch);
+        if (plat_alloc(scratch, need, PLAT_PAGE_DEFAULT, -1, "penalty chain scratch") != 0)
+            return NULL;
+    }
+    size_t n = 0;
+    void *start = chain_build(b->ptr, &p, scratch->ptr, scratch->ptr ? scratch->bytes : 0, &n);
+    if (!start || n % CHASE_UNROLL)
+        return NULL;
+    /* One full pass, so TLBs and caches hold what they will hold before timing starts. */
+    chase_run(start, n / CHASE_UNROLL);
+    return start;
+}
+
+static int chase_latency(void *start, struct pm_result *r)
+{
+    struct pen_chase c = {start};
+    return pm_measure(loop_chase, &c, &opts, r);
+}
+
+/* L1 hit, and the split loads: a self-pointing 8-byte word (each load returns its own address), aligned, across
+ * a line boundary, across a page boundary. */
+static void measure_l1_and_splits(struct pm_result *l1)
+{
+    /* 4 KiB pages, so that the page split really crosses into another page's translation. */
+    static uint8_t fallback[3 * 4096] __attribute__((aligned(4096)));
+    struct plat_buf pb;
+    uint8_t *page = fallback;
+    uint64_t page_bytes = 0;
+    if (plat_alloc(&pb, 3 * 4096, KiB(4), -1, "penalty split loads") == 0) {
+        page = pb.ptr;
+        page_bytes = pb.page_bytes;
+    }
+    static const struct {
+        const char *name;
+        uint32_t off;
+        const char *method;
+    } cases[] = {
+        {"l1_hit", 4096 + 64, "self-pointing aligned 8-byte word: dependent loads hitting L1D, 8 per iteration"},
+        {CA_P_LINE_SPLIT, 4096 + 60, "self-pointing 8-byte word at line offset 60 (crosses a 64-byte line) minus l1_hit"},
+        {"page_split_load", 4096 + 4092, "self-pointing 8-byte word at page offset 4092 (crosses a 4 KiB page) minus l1_hit"},
+    };
+    const char *ref = "PAG: L1D load-to-use 4 cycles; AMD BPM 4.6.1 misaligned accesses (event 47H); "
+                      "MISALIGN_MEMORY / MISALIGNED_ACCESSES count them";
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        uint8_t *w = page + cases[i].off;
+        uintptr_t self = (uintptr_t)w;
+        memcpy(w, &self, sizeof(self));
+        struct pm_result r;
+        struct pen_chase pc = {w};
+        if (pm_measure(loop_self, &pc, &opts, &r) != 0) {
+            emit_unavailable(cases[i].name, "clock did not advance", ref);
+            continue;
+        }
+        struct json *j;
+        if (i == 0) {
+            *l1 = r;
+            j = emit(cases[i].name, r.cycles / SELF_LOADS, r.ns / SELF_LOADS, r.cv, cases[i].method,
+                     "PAG: L1D load-to-use latency 4 cycles (Nehalem)", &r);
+            json_kv_double(j, "latency_cycles", r.cycles / SELF_LOADS);
+        } else {
+            double a = r.cycles / SELF_LOADS, b = l1->cycles / SELF_LOADS;
+            j = emit(cases[i].name, a - b, ticks_to_ns((r.tsc.median - l1->tsc.median) / SELF_LOADS),
+                     pm_diff_cv(a, r.cv, b, l1->cv), cases[i].method, ref, &r);
+            json_kv_double(j, "latency_cycles", a);
+            json_kv_str(j, "baseline", "l1_hit");
+            json_kv_double(j, "baseline_cycles", b);
+        }
+        json_kv_uint(j, "page_bytes", page_bytes);
+        plat_rec_end();
+    }
+    if (page != fallback)
+        plat_free(&pb);
+}
+
+/* L2, LLC and DRAM hits, the fill-buffer hit, as random chases in buffers of large pages. */
+static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scratch)
+{
+    struct pen_caches c;
+    caches(&c);
+    const struct plat_config *cfg = plat_config();
+    uint64_t l2_ws = MAX(2 * c.l1, MIN(4 * c.l1, c.l2 / 2));
+    uint64_t llc_ws = MAX(2 * c.l2, MIN(c.llc / 2, 4 * c.l2));
+    uint64_t dram_ws = MAX(4 * c.llc, MiB(64));
+    if (cfg->quick)
+        dram_ws = MIN(dram_ws, MAX(2 * c.llc, MiB(32)));
+    if (cfg->max_bytes)
+        dram_ws = MIN(dram_ws, cfg->max_bytes);
+    struct plat_cpu me;
+    int node = plat_cpu(0, &me) ? me.node : -1;
+
+    static const char *ref_lfb = "PAG: MEM_LOAD_RETIRED.HIT_LFB; PEBS load-latency data source 0x2 'Fill Buffer Hit'";
+    const struct {
+        const char *name;
+        uint64_t ws;
+        bool full_latency; /* PAG: uncore penalties are the full latency (queue overlap cannot be corrected per core) */
+        const char *method, *reference;
+    } lv[] = {
+        {CA_P_L2, l2_ws, false, "random chase (one cycle over 64-byte lines, large pages) sized for L2, minus l1_hit",
+         "PAG: L2 hit 10 cycles, a penalty of ~6 cycles (the L2 - L1D latency difference)"},
+        {CA_P_LLC, llc_ws, true, "random chase sized for the last-level cache, full latency (PAG: uncore penalties "
+                                 "are not divided by queue occupancy)",
+         "PAG Table 2: L3 hit, line unshared ~40 cycles"},
+        {CA_P_DRAM, dram_ws, true, "random chase over 4x the last-level cache on the benchmark CPU's node, full latency",
+         "PAG Table 2: local DRAM ~60 ns"},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(lv); i++) {
+        struct plat_buf b;
+        if (lv[i].ws > c.llc / 2 && i == 1) {
+            emit_unavailable(lv[i].name, "no working set between 2x L2 and LLC/2 (CPUID sizes)", lv[i].reference);
+            continue;
+        }
+        if (plat_alloc(&b, lv[i].ws, PLAT_PAGE_LARGEST, i == 2 ? node : -1, "penalty chase") != 0) {
+            emit_unavailable(lv[i].name, "buffer allocation failed", lv[i].reference);
+            continue;
+        }
+        void *start = build_chain(&b, lv[i].ws, CHAIN_RANDOM, scratch);
+        struct pm_result r;
+        if (!start || chase_latency(start, &r) != 0) {
+            emit_unavailable(lv[i].name, start ? "clock did not advance" : "chain build failed", lv[i].reference);
+            plat_free(&b);
+            continue;
+        }
+        struct json *j;
+        if (lv[i].full_latency) {
+            j = emit(lv[i].name, r.cycles / CHASE_UNROLL, r.ns / CHASE_UNROLL, r.cv, lv[i].method, lv[i].reference,
+                     &r);
+            json_kv_double(j, "latency_cycles", r.cycles / CHASE_UNROLL);
+        } else {
+            double la = r.cycles / CHASE_UNROLL, lb = l1->cycles / SELF_LOADS;
+            j = emit(lv[i].name, la - lb, ticks_to_ns(r.tsc.median / CHASE_UNROLL - l1->tsc.median / SELF_LOADS),
+                     pm_diff_cv(la, r.cv, lb, l1->cv), lv[i].method, lv[i].reference, &r);
+            json_kv_double(j, "latency_cycles", la);
+            json_kv_str(j, "baseline", "l1_hit");
+            json_kv_double(j, "baseline_cycles", lb);
+        }
+        json_kv_uint(j, "bytes", lv[i].ws);
+        json_kv_uint(j, "page_bytes", b.page_bytes);
+        json_kv_int(j, "node", b.node);
+        plat_rec_end();
+
+        if (i == 0) {
+            /* The same chain with paired same-line loads: the chained load hits the fill buffer. */
+            struct pen_chase pc = {start};
+            struct pm_result f;
+            if (pm_measure(loop_lfb, &pc, &opts, &f) == 0) {
+                double lat = f.cycles / 8, lb = l1->cycles / SELF_LOADS;
+                j = emit(CA_P_LFB, lat - lb, ticks_to_ns(f.tsc.median / 8 - l1->tsc.median / SELF_LOADS),
+                         pm_diff_cv(lat, f.cv, lb, l1->cv),
+                         "L2-sized random chase where an independent load to the same line (offset 32) issues just "
+                         "before each chained load; chained-load latency minus l1_hit",
+                         ref_lfb, &f);
+                json_kv_double(j, "latency_cycles", lat);
+                json_kv_double(j, "l2_chase_cycles", r.cycles / CHASE_UNROLL);
+                json_kv_str(j, "baseline", "l1_hit");
+                json_kv_uint(j, "bytes", lv[i].ws);
+                plat_rec_end();
+            } else {
+                emit_unavailable(CA_P_LFB, "clock did not advance", ref_lfb);
+            }
+        }
+        plat_free(&b);
+    }
+}
+
+/* DTLB miss: the same page-by-page chase (one line per 4 KiB block, blocks in random order) over 4 KiB pages
+ * (a page walk on every load) and over 2 MiB pages (none); the difference is the walk. */
+static void measure_dtlb(struct plat_buf *scratch)
+{
+    const char *ref = "PAG: a miss in the shared TLB invokes the page walker (DTLB_LOAD_MISSES.WALK_COMPLETED); "
+                      "Nehalem DTLB 64 + STLB 512 4K entries, 32 2M entries";
+    uint64_t pages = plat_config()->quick ? 4096 : 8192; /* beyond any STLB (<= 2048 4K entries so far) */
+    uint64_t bytes = pages * 4096;
+    struct plat_buf b4, b2;
+    if (plat_alloc(&b4, bytes, KiB(4), -1, "penalty dtlb 4k") != 0) {
+        emit_unavailable(CA_P_DTLB, "no buffer with 4 KiB pages", ref);
+        return;
+    }
+    if (plat_alloc(&b2, bytes, MiB(2), -1, "penalty dtlb 2m") != 0) {
+        plat_free(&b4);
+        emit_unavailable(CA_P_DTLB, "no buffer with 2 MiB pages", ref);
+        return;
+    }
+    void *s4 = build_chain(&b4, bytes, CHAIN_PAGE, scratch);
+    void *s2 = build_chain(&b2, bytes, CHAIN_PAGE, scratch);
+    struct pm_result r4, r2;
+    if (!s4 || !s2 || chase_latency(s4, &r4) != 0 || chase_latency(s2, &r2) != 0) {
+        emit_unavailable(CA_P_DTLB, "chain or clock failure", ref);
+    } else {
+        double a = r4.cycles / CHASE_UNROLL, c2 = r2.cycles / CHASE_UNROLL;
+        struct json *j = emit(CA_P_DTLB, a - c2, ticks_to_ns((r4.tsc.median - r2.tsc.median) / CHASE_UNROLL),
+                              pm_diff_cv(a, r4.cv, c2, r2.cv),
+                              "page-by-page chase (1 line per 4 KiB block, random block order) on 4 KiB pages minus "
+                              "the same chase on 2 MiB pages",
+                              ref, &r4);
+        json_kv_double(j, "latency_4k_cycles", a);
+        json_kv_double(j, "latency_2m_cycles", c2);
+        json_kv_uint(j, "pages_4k", pages);
+        json_kv_uint(j, "page_bytes_small", b4.page_bytes);
+        json_kv_uint(j, "page_bytes_large", b2.page_bytes);
+        plat_rec_end();
+    }
+    plat_free(&b4);
+    plat_free(&b2);
+}
+
+static void measure_store_forwarding(void)
+{
+    static uint8_t slot[3 * 4096] __attribute__((aligned(4096)));
+    struct pen_slot s = {slot + 4096, 0};
+    memset(slot, 0, sizeof(slot));
+    const char *ref = "PAG 'Store Forwarding': larger loads overlapping smaller stores cannot forward (no event; "
+                      "Westmere LOAD_BLOCK.OVERLAP_STORE)";
+    struct pm_result ok, sz, off;
+    if (pm_measure(loop_sf_ok, &s, &opts, &ok) != 0) {
+        emit_unavailable("store_forward", "clock did not advance", ref);
+        return;
+    }
+    emit_latency("store_forward", &ok, 8, "dependent 8-byte store -> 8-byte load of the same address (forwarded), "
+                                         "8 per iteration", ref);
+    if (pm_measure(loop_sf_size, &s, &opts, &sz) == 0)
+        emit_delta(CA_P_SF_FAIL, &sz, &ok, 8, "store_forward",
+                   "4-byte store -> 8-byte load of the same address (larger load over a smaller store) minus "
+                   "store_forward", ref);
+    if (pm_measure(loop_sf_offset, &s, &opts, &off) == 0)
+        emit_delta("store_forward_fail_offset", &off, &ok, 8, "store_forward",
+                   "8-byte store -> 8-byte load at +4 (partial overlap) minus store_forward", ref);
+
+    struct pm_result al, ctl;
+    const char *ref_a = "PAG 'Store Forwarding': 4K aliasing, PARTIAL_ADDRESS_ALIAS (event 07H, umask 01H)";
+    if (pm_measure(loop_alias, &s, &opts, &al) == 0 && pm_measure(loop_alias_control, &s, &opts, &ctl) == 0)
+        emit_delta(CA_P_ALIAS, &al, &ctl, 8, "4k_alias_control",
+                   "dependent loads from p+4096 each after a store to p (same bits 11:0) minus the same with the "
+                   "store to p+64", ref_a);
+    else
+        emit_unavailable(CA_P_ALIAS, "clock did not advance", ref_a);
+}
+
+struct div_busy {
+    struct pen_div d;
+    uint64_t iters;
+};
+static void div_busy_run(void *arg)
+{
+    struct div_busy *b = arg;
+    loop_div64(&b->d, b->iters);
+}
+
+static void measure_divider(void)
+{
+    const char *ref = "PAG: divide and sqrt are the very long latency instructions; ARITH.CYCLES_DIV_BUSY "
+                      "(14H/01H) counts the divider's busy cycles";
+    struct pen_div d = {.x = 0x7FFFFFFFFFFFFFFFull, .d = 1.2345678901234567};
+    struct pm_result r64, r32, rsd;
+    if (pm_measure(loop_div64, &d, &opts, &r64) == 0) {
+        /* ARITH.CYCLES_DIV_BUSY per DIV, where the PMU counts it (before the record: the PMU code emits its own). */
+        struct ca_event ev = {.candidates = ca_ev_div_busy};
+        struct div_busy b = {{0x7FFFFFFFFFFFFFFFull, 0}, 1u << 16};
+        char why[160];
+        bool busy = ca_count(&ev, 1, div_busy_run, &b, why, sizeof(why)) == 1 && ev.used;
+        struct json *j = emit("div_r64", r64.cycles / 8, r64.ns / 8, r64.cv,
+                              "dependent DIV r64 chain (quotient = next dividend, RDX zeroed, divisor 1, dividend "
+                              "2^63-1), latency per DIV", ref, &r64);
+        if (busy) {
+            json_kv_double(j, "div_busy_cycles_per_div", (double)ev.count / (double)(b.iters * 8));
+            json_kv_str(j, "div_busy_event", ev.used);
+        } else {
+            json_kv_null(j, "div_busy_cycles_per_div");
+            json_kv_str(j, "div_busy_reason", why);
+        }
+        plat_rec_end();
+    }
+    d.x = 0x7FFFFFFFu;
+    if (pm_measure(loop_div32, &d, &opts, &r32) == 0)
+        emit_latency("div_r32", &r32, 8, "dependent DIV r32 chain (EDX zeroed, divisor 1, dividend 2^31-1)", ref);
+    if (pm_measure(loop_divsd, &d, &opts, &rsd) == 0)
+        emit_latency("divsd", &rsd, 8, "dependent DIVSD chain (x / (1 + 2^-52))", ref);
+}
+
+void bench_penalty(void)
+{
+    pm_opts_profile(&opts);
+    n_rows = 0;
+    struct plat_buf scratch = {0};
+    struct pm_result l1 = {0};
+    plat_printf("  penalties on CPU 0 (%s profile); cycles = TSC ticks x core/TSC ratio unless a PMU counted them\n",
+                plat_config()->quick ? "quick" : "full");
+    measure_l1_and_splits(&l1);
+    measure_hierarchy(&l1, &scratch);
+    measure_dtlb(&scratch);
+    measure_store_forwarding();
+    measure_divider();
+    plat_free(&scratch);
+
+    plat_printf("  %-26s %10s %10s %8s  %s\n", "penalty", "cycles", "ns", "cv", "method");
+    for (size_t i = 0; i < n_rows; i++) {
+        char m[72];
+        fmt_snprintf(m, sizeof(m), "%s", rows[i].method);
+        plat_printf("  %-26s %10.2f %10.2f %8.3f  %s%s\n", rows[i].name, rows[i].cycles, rows[i].ns, rows[i].cv, m,
+                    strlen(rows[i].method) >= sizeof(m) ? "..." : "");
+    }
+}

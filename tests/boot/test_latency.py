@@ -1,0 +1,262 @@
+"""Latency benchmark tests (issue 3): the sweep, the Table 2 rows, c2c, NUMA and loaded latency under QEMU TCG,
+and the hosted runner on this machine. Under TCG the numbers mean little: these tests check structure, units
+and sanity (positive, finite, consistent between units), never values."""
+import math
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, boot, independent_crc
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from pmb import parse  # noqa: E402
+
+SOURCES = ["L1", "L2", "L3_unshared", "L3_shared_other_core", "L3_modified_other_core", "remote_L3",
+           "local_DRAM", "remote_DRAM"]
+GUIDE = {"L1": (4, "cycles"), "L2": (10, "cycles"), "L3_unshared": (40, "cycles"),
+         "L3_shared_other_core": (65, "cycles"), "L3_modified_other_core": (75, "cycles"),
+         "remote_L3": (100, "cycles"), "local_DRAM": (60, "ns"), "remote_DRAM": (100, "ns")}
+ALL = "bench=latency,c2c,numa_latency,loaded_latency"
+HOST_BENCH = os.path.join(ROOT, "build", "host-bench", "pmubench-host")
+
+
+def pos(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def assert_units(r, run, what):
+    """ns and cycles are the same TSC-tick median in two units: check both conversions."""
+    assert pos(r["tsc"]) and pos(r["ns"]) and pos(r["cycles"]), (what, r)
+    assert r["ns"] == pytest.approx(r["tsc"] * 1e9 / run["tsc_hz"], rel=1e-6), what
+    assert r["cycles"] == pytest.approx(r["tsc"] * r["core_tsc_ratio"], rel=1e-6), what
+    if r["cycles_method"].startswith("core_tsc_ratio:"):
+        assert r["core_tsc_ratio"] == pytest.approx(run["core_tsc_ratio"], rel=1e-9)
+        assert r["cycles_method"] == "core_tsc_ratio:" + run["core_tsc_method"]
+    assert math.isfinite(r["cv"]) and r["cv"] >= 0
+    assert r["samples"] >= 1
+    assert r["min_ns"] <= r["p10_ns"] <= r["ns"] <= r["p90_ns"] <= r["max_ns"]
+
+
+def data_sources(b):
+    rows = b.run.by_type("data_source")
+    assert [r["source"] for r in rows] == SOURCES  # every row, once, in the guide's order
+    by = {r["source"]: r for r in rows}
+    for s, r in by.items():
+        ref, unit = GUIDE[s]
+        assert r["reference_lo"] == ref and r["reference_unit"] == unit, s
+        assert r["reference"].startswith("~%d" % ref)
+        assert r["status"] in ("ok", "unavailable"), s
+        assert r["method"] in ("chase_steady_state", "placed_one_pass"), s
+        if r["status"] == "unavailable":
+            assert r["reason"], s
+            assert "ns" not in r and "cycles" not in r
+        else:
+            assert_units(r, b.run.run, s)
+            assert r["placement"] and r["bytes"] > 0 and r["lines"] > 0
+    return by
+
+
+def sweep_points(b):
+    pts = b.run.by_type("latency_sweep")
+    series = {}
+    for p in pts:
+        assert p["mode"] in ("random", "page")
+        assert p["bytes"] == p["lines"] * p["line_bytes"]
+        assert_units(p, b.run.run, "sweep %s" % p["bytes"])
+        series.setdefault((p["mode"], p["page_bytes"]), []).append(p["bytes"])
+    for k, sizes in series.items():
+        assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes), k
+    return series
+
+
+def llc_bytes(run):
+    return max(c["bytes"] for c in run["caches"] if c["type"] in ("data", "unified"))
+
+
+def bench_seconds(log, name):
+    m = re.search(r"== bench %s done in ([0-9.]+) s" % name, log)
+    assert m, "no end line for %s" % name
+    return float(m.group(1))
+
+
+def test_quick_smp4_two_nodes_every_record_and_fast():
+    b = boot(cpu="Nehalem", smp=4, mem="2G", numa=2, args=ALL, timeout=150)
+    run = b.run.run
+    assert b.run.status == "ok" and run["profile"] == "quick" and run["cpus"] == 4
+
+    # The whole quick run (4 latency benchmarks, 4 vCPUs under TCG) in well under 30 s of kernel time.
+    m = re.search(r"pmubench: run ok after ([0-9.]+) s", b.log)
+    assert m and float(m.group(1)) < 30, m and m.group(1)
+    total = sum(bench_seconds(b.log, n) for n in ("latency", "c2c", "numa_latency", "loaded_latency"))
+    assert total < 25, total
+
+    # Sweep: 1 KiB to at least 4x the LLC (16 MiB here), 4 KiB and 2 MiB pages, one point per octave.
+    series = sweep_points(b)
+    llc = llc_bytes(run)
+    for page in (4096, 2 << 20):
+        sizes = series[("random", page)]
+        assert sizes[0] == 1024 and sizes[-1] >= 4 * llc, (page, sizes[-1])
+        assert all(sizes[i + 1] == 2 * sizes[i] for i in range(len(sizes) - 1))
+    assert ("random", 1 << 30) not in series  # Nehalem has no 1 GiB pages
+    ls = {(s["mode"], s["page_bytes"]): s for s in b.run.by_type("latency_series")}
+    assert ls[("random", 4096)]["status"] == "ok" and ls[("random", 4096)]["page_how"] == "paging_map"
+    assert ls[("random", 2 << 20)]["status"] == "ok"
+
+    # Knees vs CPUID: one record per data/unified level, CPUID sizes as the run record has them.
+    inferred = b.run.by_type("cache_inferred")
+    cpuid = sorted((c["level"], c["bytes"]) for c in run["caches"] if c["type"] in ("data", "unified"))
+    assert sorted((r["level"], r["cpuid_bytes"]) for r in inferred) == cpuid
+    for r in inferred:
+        assert isinstance(r["agrees"], bool)
+        assert r["bytes"] is None or (pos(r["bytes"]) and pos(r["ns"]) and pos(r["cycles"]))
+        if r["agrees"]:
+            assert 0.5 <= r["bytes"] / r["cpuid_bytes"] <= 2
+
+    # Table 2: one socket, four cores, two nodes.
+    ds = data_sources(b)
+    for s in ("L1", "L2", "L3_unshared", "L3_shared_other_core", "L3_modified_other_core", "local_DRAM",
+              "remote_DRAM"):
+        assert ds[s]["status"] == "ok", (s, ds[s].get("reason"))
+    assert ds["remote_L3"]["status"] == "unavailable" and "socket" in ds["remote_L3"]["reason"]
+    for s in ("L3_shared_other_core", "L3_modified_other_core"):
+        assert ds[s]["holder_cpu"] != ds[s]["cpu"] and ds[s]["holder_package"] == 0
+        assert ds[s]["method"] == "placed_one_pass" and ds[s]["rounds"] >= 3
+    assert ds["L3_shared_other_core"]["evict_bytes"] > 0 and "evict" in ds["L3_shared_other_core"]["placement"]
+    assert "evict_bytes" not in ds["L3_modified_other_core"]
+    assert ds["local_DRAM"]["node"] == ds["local_DRAM"]["cpu_node"] == 0
+    assert ds["remote_DRAM"]["node"] == 1 and ds["remote_DRAM"]["cpu_node"] == 0
+    assert ds["local_DRAM"]["bytes"] >= 2 * llc
+
+    # c2c: every ordered pair of the 4 CPUs, once.
+    c2c = b.run.by_type("c2c")
+    assert sorted((r["from_cpu"], r["to_cpu"]) for r in c2c) == [(i, j) for i in range(4) for j in range(4) if i != j]
+    for r in c2c:
+        assert r["status"] == "ok" and pos(r["hit_ns"]) and pos(r["hitm_ns"]), r
+        assert pos(r["hit_cycles"]) and pos(r["hitm_cycles"])
+        assert r["hit_ns"] == pytest.approx(r["hit_tsc"] * 1e9 / run["tsc_hz"], rel=1e-6)
+    summ = b.one("c2c_summary")
+    assert summ["status"] == "ok" and summ["cpus"] == 4 and summ["sampled"] is False and summ["pairs"] == 12
+
+    # NUMA: 2x2, SLIT distances beside it.
+    numa = b.run.by_type("numa_latency")
+    assert sorted((r["from_node"], r["to_node"]) for r in numa) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    for r in numa:
+        assert r["status"] == "ok" and pos(r["ns"])
+        assert_units(r, run, "numa")
+        assert r["distance"] == (10 if r["from_node"] == r["to_node"] else 20)
+        assert r["buffer_node"] == r["to_node"]
+
+    # Loaded latency: the quick delays, then the idle point.
+    loaded = b.run.by_type("loaded_latency")
+    assert [r["delay"] for r in loaded][-1] == "idle"
+    delays = [r["delay"] for r in loaded[:-1]]
+    assert delays == sorted(delays) and delays[0] == 0 and len(delays) >= 2
+    for r in loaded:
+        assert r["status"] == "ok" and pos(r["ns"]) and r["bytes_per_s"] >= 0
+    assert all(r["streamers"] == 3 and pos(r["bytes_per_s"]) for r in loaded[:-1])
+    assert loaded[-1]["streamers"] == 0 and loaded[-1]["bytes_per_s"] == 0
+
+    # The human-readable side: Table 2 beside the guide, the sweep table, both matrices.
+    assert "Table 2 of the Intel Core i7 / Xeon 5500 performance analysis guide" in b.log
+    for s in SOURCES:
+        assert re.search(r"^\s+%s\s+~" % s, b.log, re.M), s
+    assert "Latency sweep:" in b.log and "Cache levels inferred" in b.log
+    assert "c2c HIT:" in b.log and "c2c HITM:" in b.log and "NUMA latency (ns" in b.log
+
+
+def test_one_cpu_rows_unavailable_with_reasons_and_max_bytes_cap():
+    b = boot(cpu="Nehalem", smp=1, mem="1G", args=ALL + " max_bytes=8M", timeout=90)
+    assert b.run.status == "ok"
+    ds = data_sources(b)
+    for s in ("L1", "L2", "L3_unshared", "local_DRAM"):
+        assert ds[s]["status"] == "ok", s
+    for s in ("L3_shared_other_core", "L3_modified_other_core", "remote_L3"):
+        assert ds[s]["status"] == "unavailable" and "one CPU" in ds[s]["reason"], s
+    assert ds["remote_DRAM"]["status"] == "unavailable" and "one NUMA node" in ds["remote_DRAM"]["reason"]
+    # max_bytes caps the sweep and the DRAM working set (and the record says the DRAM row is then not clean).
+    series = sweep_points(b)
+    assert max(max(v) for v in series.values()) <= 8 << 20
+    assert ds["local_DRAM"]["bytes"] <= 8 << 20 and "note" in ds["local_DRAM"]
+    assert not b.run.by_type("c2c")
+    assert b.one("c2c_summary")["status"] == "unavailable"
+    ll = b.one("loaded_latency")
+    assert ll["status"] == "unavailable" and "one CPU" in ll["reason"]
+    numa = b.one("numa_latency")
+    assert (numa["from_node"], numa["to_node"]) == (0, 0) and numa["status"] == "ok"
+
+
+def test_one_gib_pages_series_when_supported():
+    b = boot(cpu="max", smp=2, mem="4G", args="bench=latency max_bytes=16M", timeout=90)
+    assert b.run.status == "ok"
+    ls = {s["page_bytes_requested"]: s for s in b.run.by_type("latency_series")}
+    assert ls[1 << 30]["status"] == "ok" and ls[1 << 30]["page_bytes"] == 1 << 30
+    series = sweep_points(b)
+    assert series[("random", 1 << 30)] == series[("random", 4096)] == series[("random", 2 << 20)]
+    # The knees come from the largest-page curve.
+    assert {r["series"]["page_bytes"] for r in b.run.by_type("cache_inferred")} == {1 << 30}
+
+
+def test_full_profile_four_points_per_octave_and_page_mode():
+    b = boot(cpu="Nehalem", smp=2, mem="1G",
+             args="bench=latency,c2c profile=full max_bytes=1M time_budget_ms=1", timeout=120)
+    assert b.run.status == "ok" and b.run.run["profile"] == "full"
+    series = sweep_points(b)
+    r4k = series[("random", 4096)]
+    for lo in (1 << 12, 1 << 14, 1 << 16):
+        assert len([s for s in r4k if lo <= s < 2 * lo]) == 4, lo
+    assert ("page", 4096) in series and all(s % 4096 == 0 for s in series[("page", 4096)])
+    ds = data_sources(b)
+    assert ds["L3_unshared"]["rounds"] == 31
+    assert b.one("c2c_summary")["rounds"] == 11 and len(b.run.by_type("c2c")) == 2
+
+
+# ---- the hosted runner ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def host_bench():
+    p = subprocess.run(["make", "-s", "host-bench"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert os.access(HOST_BENCH, os.X_OK)
+    return HOST_BENCH
+
+
+def run_host(exe, *args, timeout=300):
+    p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout)
+    return p
+
+
+def test_hosted_runner_same_records(host_bench):
+    p = run_host(host_bench, ALL, "profile=quick", "max_bytes=16M", "time_budget_ms=1")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    run = parse.parse_log(p.stdout)
+    assert run.status == "ok"
+    assert run.end["records"] == len(run.lines) - 1
+    assert run.end["crc32"] == independent_crc(run.lines[:-1])
+    r = run.run
+    assert r["platform"] == "linux" and r["hosted"] is True and pos(r["tsc_hz"]) and pos(r["core_tsc_ratio"])
+    assert r["cpus"] >= 1
+    rows = run.by_type("data_source")
+    assert [x["source"] for x in rows] == SOURCES
+    for x in rows:
+        if x["status"] == "ok":
+            assert x["ns"] == pytest.approx(x["tsc"] * 1e9 / r["tsc_hz"], rel=1e-6)
+        else:
+            assert x["reason"]
+    assert run.by_type("latency_sweep") and run.by_type("cache_inferred")
+    n = r["cpus"]
+    assert len(run.by_type("c2c")) == n * (n - 1)
+    assert run.by_type("numa_latency") and run.by_type("loaded_latency")
+    for line in p.stdout.splitlines():
+        assert not line.startswith("{") or line.startswith('{"type"'), line
+
+
+def test_hosted_runner_rejects_bad_config(host_bench):
+    p = run_host(host_bench, "bench=latency,nosuch", timeout=60)
+    assert p.returncode == 1
+    run = parse.parse_log(p.stdout)
+    assert run.status == "error" and "nosuch" in run.first("error")["message"]
+    p = run_host(host_bench, "profile=fast", timeout=60)
+    assert p.returncode == 1 and "profile" in parse.parse_log(p.stdout).first("error")["message"]

@@ -1,0 +1,30 @@
+/* bw_fake_platform.h - the fake bench/platform.h the bandwidth/branch/penalty host tests link against: its knobs and the records it kept. */
+#ifndef PMB_TESTS_BW_FAKE_PLATFORM_H
+#define PMB_TESTS_BW_FAKE_PLATFORM_H
+
+#include "bench/platform.h"
+
+#define FAKE_MAX_RECORDS 4096
+
+struct fake_platform {
+    struct plat_config cfg;
+    struct cpu_info cpu;   /* caches and features the code sees */
+    uint64_t tsc_hz;
+    double ratio;
+    uint32_t ncpus, nodes;
+    uint64_t alloc_limit;  /* largest allocation granted */
+    uint64_t fail_page;    /* plat_alloc with this page size fails (0: none) */
+    bool echo;             /* print the text output */
+    /* out */
+    char *rec[FAKE_MAX_RECORDS]; /* emitted records, each one JSON line */
+    size_t nrec;
+    size_t allocs, live_allocs, text_lines, started;
+};
+extern struct fake_platform FAKE;
+
+void fake_reset(void);
+/* Records of a type, and the nth one of a type that contains needle (NULL: any). */
+size_t fake_count(const char *type);
+const char *fake_find(const char *type, const char *needle, size_t nth);
+
+#endif

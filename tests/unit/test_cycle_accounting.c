@@ -1,0 +1,263 @@
+/* test_cycle_accounting.c - sum of P_i x N_i and the unaccounted remainder on synthetic counts, the penalty
+ * registry, event counting through a fake PMU hook (candidate fallback, grouping), the record, and the penalty
+ * arithmetic helpers; bench_cycle_accounting without a PMU. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+
+#include "bench/cycle_accounting.h"
+#include "bench/penalty.h"
+#include "kernel/json.h"
+#include "tests/unit/bw_fake_platform.h"
+
+static void test_compute(void **state)
+{
+    (void)state;
+    struct ca_term t[] = {
+        {"MEM_LOAD_RETIRED:LLC_MISS", CA_P_DRAM, 1000, 200},
+        {"BR_MISP_RETIRED", CA_P_BRANCH, 5000, 15},
+        {"ARITH:CYCLES_DIV_BUSY", CA_P_UNIT, 7000, 1},
+        {NULL, CA_P_ALIAS, 0, 5},                 /* event not counted */
+        {"PARTIAL_ADDRESS_ALIAS", CA_P_ALIAS, 10, NAN}, /* penalty not calibrated */
+    };
+    struct ca_result r;
+    assert_int_equal(ca_compute(1e6, 400000, t, 5, &r), 0);
+    assert_true(r.counted_stall_cycles == 200000 + 75000 + 7000);
+    assert_true(r.unaccounted_cycles == 400000 - 282000);
+    assert_true(r.retiring_cycles == 600000);
+    assert_int_equal(r.terms_used, 3);
+    assert_int_equal(r.terms_missing, 2);
+
+    /* the sequential model over-counts: the remainder goes negative and stays so */
+    assert_int_equal(ca_compute(1e6, 100000, t, 3, &r), 0);
+    assert_true(r.unaccounted_cycles == 100000 - 282000);
+
+    assert_int_equal(ca_compute(100, 200, t, 1, &r), -1); /* stalls beyond the total */
+    assert_int_equal(ca_compute(-1, 0, t, 1, &r), -1);
+    assert_int_equal(ca_compute(NAN, 0, t, 1, &r), -1);
+    assert_int_equal(ca_compute(10, 5, NULL, 1, &r), -1);
+    assert_int_equal(ca_compute(10, 5, NULL, 0, &r), 0);
+    assert_true(r.counted_stall_cycles == 0 && r.unaccounted_cycles == 5);
+    /* negative counts are not terms */
+    struct ca_term neg = {"X", CA_P_UNIT, -5, 1};
+    assert_int_equal(ca_compute(10, 5, &neg, 1, &r), 0);
+    assert_int_equal(r.terms_missing, 1);
+}
+
+static void test_penalty_registry(void **state)
+{
+    (void)state;
+    ca_penalty_reset();
+    double v;
+    assert_false(ca_penalty_get(CA_P_DRAM, &v));
+    assert_true(ca_penalty_get(CA_P_UNIT, &v) && v == 1.0);
+    assert_int_equal(ca_penalty_set(CA_P_DRAM, 180.5), 0);
+    assert_true(ca_penalty_get(CA_P_DRAM, &v) && v == 180.5);
+    assert_int_equal(ca_penalty_set(CA_P_DRAM, 190), 0); /* replaced, not added */
+    assert_true(ca_penalty_get(CA_P_DRAM, &v) && v == 190);
+    assert_int_equal(ca_penalty_set(CA_P_L2, NAN), -1);
+    assert_false(ca_penalty_get(CA_P_L2, &v));
+    assert_int_equal(ca_penalty_set(NULL, 1), -1);
+    static char names[CA_MAX_PENALTIES][16];
+    int full = 0;
+    for (int i = 0; i < CA_MAX_PENALTIES; i++) {
+        snprintf(names[i], sizeof(names[i]), "p%d", i);
+        full |= ca_penalty_set(names[i], i);
+    }
+    assert_int_equal(full, -1); /* one slot was taken by CA_P_DRAM */
+    ca_penalty_reset();
+    assert_false(ca_penalty_get(CA_P_DRAM, &v));
+}
+
+/* A fake PMU: knows some event names, counts "events" as fixed multiples of how often the workload ran. */
+static const char *known[] = {"UNHALTED_CORE_CYCLES", "UOPS_RETIRED:STALL_CYCLES", "BR_MISP_RETIRED",
+                              "MEM_LOAD_RETIRED:LLC_MISS", "ARITH:CYCLES_DIV_BUSY", NULL};
+static const char *armed[16];
+static unsigned n_armed, starts, fail_groups_over;
+static uint64_t work_runs;
+
+static int known_index(const char *s)
+{
+    for (int i = 0; known[i]; i++)
+        if (!strcmp(known[i], s))
+            return i;
+    return -1;
+}
+static bool fk_accepts(const char *s) { return known_index(s) >= 0; }
+static int fk_start(const char *const *specs, unsigned n, char *why, size_t len)
+{
+    if (fail_groups_over && n > fail_groups_over) {
+        snprintf(why, len, "no counter fits");
+        return -1;
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (known_index(specs[i]) < 0) {
+            snprintf(why, len, "unknown event %s", specs[i]);
+            return -1;
+        }
+    memcpy(armed, specs, n * sizeof(*specs));
+    n_armed = n;
+    starts++;
+    work_runs = 0;
+    return 0;
+}
+static int fk_stop(uint64_t *counts, unsigned n)
+{
+    static const uint64_t per_run[] = {1000000, 400000, 5000, 1000, 7000};
+    for (unsigned i = 0; i < n && i < n_armed; i++)
+        counts[i] = per_run[known_index(armed[i])] * work_runs;
+    return 0;
+}
+static struct ca_counter_hook fake_hook = {2, fk_accepts, fk_start, fk_stop, "fake"};
+
+static void workload(void *arg)
+{
+    (void)arg;
+    work_runs++;
+}
+
+static void test_count_through_hook(void **state)
+{
+    (void)state;
+    char why[160];
+    struct ca_event ev[3] = {{.candidates = ca_ev_cycles}, {.candidates = ca_ev_br_misp}, {.candidates = ca_ev_unc_reads}};
+    ca_set_counter_hook(NULL, "test: no PMU here");
+    assert_int_equal(ca_count(ev, 3, workload, NULL, why, sizeof(why)), -1);
+    assert_string_equal(why, "test: no PMU here");
+    const char *w;
+    assert_null(ca_counter_hook(&w));
+    assert_string_equal(w, "test: no PMU here");
+
+    ca_set_counter_hook(&fake_hook, NULL);
+    starts = 0;
+    fail_groups_over = 0;
+    /* the first candidate the PMU knows is used; the uncore event is not countable and says so */
+    assert_int_equal(ca_count(ev, 3, workload, NULL, why, sizeof(why)), 2);
+    assert_string_equal(ev[0].used, "UNHALTED_CORE_CYCLES");
+    assert_string_equal(ev[1].used, "BR_MISP_RETIRED"); /* after BR_MISP_RETIRED:ALL_BRANCHES was refused */
+    assert_null(ev[2].used);
+    assert_true(ev[0].count == 1000000 && ev[1].count == 5000);
+    assert_int_equal(starts, 1); /* two events, one group of max_events = 2 */
+
+    /* a group that does not fit falls back to one event per run */
+    struct ca_event e3[3] = {{.candidates = ca_ev_cycles}, {.candidates = ca_ev_stalls}, {.candidates = ca_ev_div_busy}};
+    fail_groups_over = 1;
+    starts = 0;
+    assert_int_equal(ca_count(e3, 3, workload, NULL, why, sizeof(why)), 3);
+    assert_int_equal(starts, 3);
+    assert_true(e3[1].count == 400000 && e3[2].count == 7000);
+
+    struct ca_event none = {.candidates = ca_ev_unc_writes};
+    assert_int_equal(ca_count(&none, 1, workload, NULL, why, sizeof(why)), -1);
+    assert_non_null(strstr(why, "none of the events"));
+    fail_groups_over = 0;
+}
+
+static void test_measure_and_record(void **state)
+{
+    (void)state;
+    ca_set_counter_hook(&fake_hook, NULL);
+    ca_penalty_reset();
+    ca_penalty_set(CA_P_DRAM, 200);
+    ca_penalty_set(CA_P_BRANCH, 15);
+    static struct ca_account a;
+    assert_int_equal(ca_measure(&a, workload, NULL), 0);
+    assert_true(a.ok);
+    assert_string_equal(a.cycles_event, "UNHALTED_CORE_CYCLES");
+    assert_string_equal(a.stall_event, "UOPS_RETIRED:STALL_CYCLES");
+    /* counted: LLC miss 1000 x 200 + mispredicts 5000 x 15 + divider busy 7000 x 1 */
+    assert_true(a.r.counted_stall_cycles == 200000 + 75000 + 7000);
+    assert_true(a.r.unaccounted_cycles == 400000 - 282000);
+    assert_int_equal(a.r.terms_used, 3);
+
+    char buf[8192];
+    struct json j;
+    json_init(&j, buf, sizeof(buf));
+    json_obj_begin(&j);
+    ca_account_json(&j, "unit", &a);
+    json_close_all(&j);
+    assert_false(j.overflow);
+    assert_non_null(strstr(buf, "\"status\":\"ok\""));
+    assert_non_null(strstr(buf, "\"total_cycles\":1000000"));
+    assert_non_null(strstr(buf, "\"stall_cycles\":400000"));
+    assert_non_null(strstr(buf, "\"retiring_cycles\":600000"));
+    assert_non_null(strstr(buf, "\"counted_stall_cycles\":282000"));
+    assert_non_null(strstr(buf, "\"unaccounted_cycles\":118000"));
+    assert_non_null(strstr(buf, "{\"event\":\"MEM_LOAD_RETIRED:LLC_MISS\",\"penalty_name\":\"dram_local\",\"count\":1000,"
+                                "\"penalty\":200,\"stall_cycles\":200000}"));
+    /* an event the PMU lacks: listed with null count; a term without a calibrated penalty: null penalty */
+    assert_non_null(strstr(buf, "{\"event\":null,\"penalty_name\":\"llc_hit\",\"count\":null,\"penalty\":null"));
+
+    /* no stall event on this PMU: unavailable with the reason */
+    known[1] = "NOT_THERE";
+    assert_int_equal(ca_measure(&a, workload, NULL), -1);
+    assert_false(a.ok);
+    assert_string_equal(a.reason, "no stall-cycle event on this PMU");
+    known[1] = "UOPS_RETIRED:STALL_CYCLES";
+    json_init(&j, buf, sizeof(buf));
+    json_obj_begin(&j);
+    ca_account_json(&j, "unit", &a);
+    json_close_all(&j);
+    assert_string_equal(buf, "{\"bench\":\"unit\",\"status\":\"unavailable\",\"reason\":\"no stall-cycle event on this PMU\"}");
+}
+
+static void test_penalty_arithmetic(void **state)
+{
+    (void)state;
+    assert_true(pm_penalty(120, 20, 6, 1) == 20);
+    assert_true(isnan(pm_penalty(120, 20, 1, 1)));   /* no more events than the baseline */
+    assert_true(isnan(pm_penalty(120, 20, 0.5, 1))); /* fewer */
+    assert_true(isnan(pm_penalty(NAN, 20, 6, 1)));
+    assert_true(pm_penalty(10, 20, 2, 1) == -10);    /* faster with more events: reported, not hidden */
+    double cv = pm_diff_cv(110, 0.01, 100, 0.01);
+    assert_true(fabs(cv - sqrt(1.1 * 1.1 + 1.0) / 10) < 1e-12);
+    assert_true(isinf(pm_diff_cv(5, 0.1, 5, 0.1)));
+}
+
+static void test_bench_without_pmu(void **state)
+{
+    (void)state;
+    fake_reset();
+    ca_set_counter_hook(NULL, "test: QEMU TCG has no PMU");
+    bench_cycle_accounting();
+    assert_int_equal(fake_count("cycle_accounting"), 4);
+    for (size_t i = 0; i < 4; i++) {
+        const char *r = fake_find("cycle_accounting", NULL, i);
+        assert_non_null(strstr(r, "\"status\":\"unavailable\",\"reason\":\"test: QEMU TCG has no PMU\""));
+    }
+    assert_int_equal(FAKE.allocs, 0); /* nothing allocated or run without counters */
+}
+
+static void test_bench_with_fake_pmu(void **state)
+{
+    (void)state;
+    fake_reset();
+    FAKE.cfg.quick = true;
+    ca_set_counter_hook(&fake_hook, NULL);
+    ca_penalty_reset();
+    ca_penalty_set(CA_P_BRANCH, 15);
+    bench_cycle_accounting();
+    assert_int_equal(fake_count("cycle_accounting"), 4);
+    assert_non_null(fake_find("cycle_accounting", "\"bench\":\"branch_random\",\"status\":\"ok\"", 0));
+    assert_non_null(fake_find("cycle_accounting", "\"bench\":\"stream_triad\",\"status\":\"ok\"", 0));
+    assert_int_equal(FAKE.live_allocs, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compute),
+        cmocka_unit_test(test_penalty_registry),
+        cmocka_unit_test(test_count_through_hook),
+        cmocka_unit_test(test_measure_and_record),
+        cmocka_unit_test(test_penalty_arithmetic),
+        cmocka_unit_test(test_bench_without_pmu),
+        cmocka_unit_test(test_bench_with_fake_pmu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,344 @@
+/* test_lat_plan.c - the latency benchmarks' arithmetic: size grids, sweep top, working sets per row, CPU sampling. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bench/lat_plan.h"
+
+static void assert_grid_shape(const uint64_t *g, size_t n, uint64_t lo, uint64_t hi, uint64_t align)
+{
+    assert_true(n > 0);
+    assert_true(g[0] >= lo);
+    assert_int_equal(g[n - 1], hi);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(g[i] % align, 0);
+        if (i > 0)
+            assert_true(g[i] > g[i - 1]);
+    }
+}
+
+static void grid_one_per_octave_is_powers_of_two(void **state)
+{
+    (void)state;
+    uint64_t g[64];
+    size_t n = lat_size_grid(KiB(1), MiB(64), 1, 64, g, 64);
+    assert_int_equal(n, 17);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(g[i], KiB(1) << i);
+}
+
+static void grid_four_per_octave_is_geometric(void **state)
+{
+    (void)state;
+    uint64_t g[256];
+    size_t n = lat_size_grid(KiB(1), MiB(32), 4, 64, g, 256);
+    assert_grid_shape(g, n, KiB(1), MiB(32), 64);
+    assert_int_equal(n, 15 * 4 + 1); /* 15 octaves, 4 points each, plus the top */
+    for (size_t i = 0; i < n; i++) {
+        double want = 1024.0 * exp2((double)i / 4);
+        uint64_t w = (uint64_t)want / 64 * 64;
+        /* The root is computed without libm; allow the rounding to land one line either side. */
+        assert_true(g[i] + 64 >= w && g[i] <= w + 64);
+    }
+    /* Every octave holds exactly 4 points. */
+    for (uint64_t lo = KiB(1); lo < MiB(32); lo *= 2) {
+        int in = 0;
+        for (size_t i = 0; i < n; i++)
+            in += g[i] >= lo && g[i] < 2 * lo;
+        assert_int_equal(in, 4);
+    }
+}
+
+static void grid_top_off_the_grid_and_rounding(void **state)
+{
+    (void)state;
+    uint64_t g[64];
+    size_t n = lat_size_grid(KiB(1), 3000, 2, 64, g, 64);
+    assert_grid_shape(g, n, KiB(1), 2944, 64); /* 3000 rounded down to a whole line */
+    assert_int_equal(g[0], 1024);
+    assert_int_equal(g[1], 1408); /* 1024 x 1.414 = 1448 -> 1408 */
+    assert_int_equal(g[2], 2048);
+    assert_int_equal(g[3], 2880); /* 2896 -> 2880 */
+    assert_int_equal(n, 5);
+    /* lo == hi: one point. */
+    n = lat_size_grid(MiB(1), MiB(1), 4, 64, g, 64);
+    assert_int_equal(n, 1);
+    assert_int_equal(g[0], MiB(1));
+}
+
+static void grid_coarse_alignment_drops_duplicates(void **state)
+{
+    (void)state;
+    uint64_t g[256];
+    /* 8 per octave of 4 KiB pages between 4 and 16 KiB: many grid points round to the same page count. */
+    size_t n = lat_size_grid(KiB(4), KiB(64), 8, KiB(4), g, 256);
+    assert_grid_shape(g, n, KiB(4), KiB(64), KiB(4));
+    assert_true(n < 4 * 8 + 1);
+    assert_int_equal(g[0], KiB(4));
+    assert_int_equal(g[1], KiB(8)); /* 4.4, 4.8 ... 7.3 KiB all round down to 4 KiB */
+}
+
+static void grid_rejects_bad_input(void **state)
+{
+    (void)state;
+    uint64_t g[8];
+    assert_int_equal(lat_size_grid(0, MiB(1), 4, 64, g, 8), 0);
+    assert_int_equal(lat_size_grid(MiB(2), MiB(1), 4, 64, g, 8), 0);
+    assert_int_equal(lat_size_grid(KiB(1), MiB(1), 0, 64, g, 8), 0);
+    assert_int_equal(lat_size_grid(KiB(1), MiB(1), 4, 48, g, 8), 0);
+    assert_int_equal(lat_size_grid(KiB(1), MiB(1), 4, 0, g, 8), 0);
+    assert_int_equal(lat_size_grid(KiB(1), MiB(1), 4, 64, NULL, 8), 0);
+    assert_int_equal(lat_size_grid(KiB(1), MiB(1), 4, 64, g, 0), 0);
+    assert_int_equal(lat_size_grid(10, 50, 1, 64, g, 8), 0); /* nothing aligned inside */
+}
+
+static void grid_truncated_keeps_the_top(void **state)
+{
+    (void)state;
+    uint64_t g[5];
+    size_t n = lat_size_grid(KiB(1), GiB(1), 4, 64, g, 5);
+    assert_int_equal(n, 5);
+    assert_int_equal(g[4], GiB(1));
+    for (size_t i = 1; i < n; i++)
+        assert_true(g[i] > g[i - 1]);
+}
+
+static void grid_near_uint64_max_terminates(void **state)
+{
+    (void)state;
+    static uint64_t g[LAT_MAX_POINTS];
+    uint64_t hi = UINT64_MAX & ~63ull;
+    size_t n = lat_size_grid(1ull << 62, hi, 4, 64, g, LAT_MAX_POINTS);
+    assert_grid_shape(g, n, 1ull << 62, hi, 64);
+    assert_true(n <= 9);
+}
+
+static void sweep_top_is_four_llc_power_of_two_capped(void **state)
+{
+    (void)state;
+    assert_int_equal(lat_sweep_top(MiB(8), 0), MiB(32));
+    assert_int_equal(lat_sweep_top(MiB(12), 0), MiB(64)); /* 48 MiB -> next power of two */
+    assert_int_equal(lat_sweep_top(0, 0), LAT_SWEEP_NO_LLC);
+    assert_int_equal(lat_sweep_top(MiB(8), MiB(20)), MiB(16));
+    assert_int_equal(lat_sweep_top(MiB(8), MiB(32)), MiB(32));
+    assert_int_equal(lat_sweep_top(MiB(8), 100), LAT_SWEEP_LO);
+    assert_int_equal(lat_sweep_top(1ull << 62, 0), 1ull << 62); /* saturates, no overflow */
+}
+
+static struct cpu_info nehalem(void)
+{
+    struct cpu_info ci;
+    memset(&ci, 0, sizeof(ci));
+    ci.caches[0] = (struct cpu_cache){.level = 1, .type = CPU_CACHE_DATA, .line = 64, .bytes = KiB(32)};
+    ci.caches[1] = (struct cpu_cache){.level = 1, .type = CPU_CACHE_INSTRUCTION, .line = 64, .bytes = KiB(64)};
+    ci.caches[2] = (struct cpu_cache){.level = 2, .type = CPU_CACHE_UNIFIED, .line = 64, .bytes = KiB(256)};
+    ci.caches[3] = (struct cpu_cache){.level = 3, .type = CPU_CACHE_UNIFIED, .line = 64, .bytes = MiB(8), .inclusive = true};
+    ci.n_caches = 4;
+    return ci;
+}
+
+static void caches_from_cpuid_pick_data_levels(void **state)
+{
+    (void)state;
+    struct cpu_info ci = nehalem();
+    struct lat_caches c;
+    lat_caches_from_cpuid(&ci, &c);
+    assert_int_equal(c.l1, KiB(32)); /* the larger instruction cache is not a data level */
+    assert_int_equal(c.l2, KiB(256));
+    assert_int_equal(c.l3, MiB(8));
+    assert_int_equal(c.llc, MiB(8));
+    assert_int_equal(c.line, 64);
+    assert_true(c.l3_inclusive);
+
+    ci.n_caches = 3; /* no L3: the L2 is the last level */
+    lat_caches_from_cpuid(&ci, &c);
+    assert_int_equal(c.l3, 0);
+    assert_int_equal(c.llc, KiB(256));
+
+    ci.n_caches = 0;
+    lat_caches_from_cpuid(&ci, &c);
+    assert_int_equal(c.llc, 0);
+    assert_int_equal(c.line, 64);
+    lat_caches_from_cpuid(NULL, &c);
+    assert_int_equal(c.llc, 0);
+
+    ci = nehalem();
+    ci.n_caches = 200; /* a corrupt count never reads past the array */
+    lat_caches_from_cpuid(&ci, &c);
+    assert_int_equal(c.l3, MiB(8));
+}
+
+static void placed_bytes_quarter_l2_whole_iterations(void **state)
+{
+    (void)state;
+    struct cpu_info ci = nehalem();
+    struct lat_caches c;
+    lat_caches_from_cpuid(&ci, &c);
+    uint64_t w = lat_placed_bytes(&c);
+    assert_int_equal(w, KiB(64)); /* a quarter of 256 KiB, which is also twice the 32 KiB L1 */
+    c.l2 = MiB(2); /* Sapphire Rapids: 48 KiB L1D, 2 MiB L2 */
+    c.l1 = KiB(48);
+    assert_int_equal(lat_placed_bytes(&c), KiB(512));
+    c.l2 = KiB(256);
+    c.l1 = KiB(32);
+    assert_int_equal(lat_placed_lines(w) % 64, 0);
+    /* A tiny L2 next to a large L1: still twice the L1, so the pass cannot live in the L1. */
+    c.l2 = KiB(48);
+    c.l1 = KiB(48);
+    w = lat_placed_bytes(&c);
+    assert_true(w >= KiB(96));
+    assert_int_equal(w % (LAT_PLACED_STRIDE * 64), 0);
+    /* No cache data at all. */
+    assert_int_equal(lat_placed_bytes(NULL), KiB(64));
+    struct lat_caches none = {0};
+    assert_int_equal(lat_placed_bytes(&none), KiB(64));
+    /* An odd L2 (12 x 64 KiB = 768 KiB, 3 MiB ...) rounds down to whole chase iterations. */
+    c = (struct lat_caches){.l1 = KiB(48), .l2 = KiB(1280) + 100};
+    w = lat_placed_bytes(&c);
+    assert_int_equal(w % (LAT_PLACED_STRIDE * 64), 0);
+    assert_true(w <= c.l2 / 4 && w > c.l2 / 4 - LAT_PLACED_STRIDE * 64);
+}
+
+static void evict_bytes_twice_capacity_capped_by_l3(void **state)
+{
+    (void)state;
+    struct cpu_info ci = nehalem();
+    struct lat_caches c;
+    lat_caches_from_cpuid(&ci, &c);
+    assert_int_equal(lat_evict_bytes(&c, 2), 2 * (KiB(32) + KiB(256)));
+    assert_int_equal(lat_evict_bytes(&c, 1), KiB(64));
+    /* QEMU's legacy Nehalem: 4 MiB L2 under a 16 MiB L3 -> a quarter of the L3. */
+    c.l2 = MiB(4);
+    c.l3 = MiB(16);
+    assert_int_equal(lat_evict_bytes(&c, 2), MiB(4));
+    /* Multiples of 64 KiB, never 0. */
+    c = (struct lat_caches){.l1 = KiB(48), .l2 = KiB(1280)};
+    assert_int_equal(lat_evict_bytes(&c, 2) % KiB(64), 0);
+    assert_true(lat_evict_bytes(&c, 2) >= 2 * (KiB(48) + KiB(1280)));
+    c = (struct lat_caches){.l1 = KiB(32), .l2 = KiB(256), .l3 = KiB(64)};
+    assert_int_equal(lat_evict_bytes(&c, 2), KiB(64));
+    assert_int_equal(lat_evict_bytes(NULL, 2), KiB(64));
+}
+
+static void dram_bytes_scales_with_llc_and_caps(void **state)
+{
+    (void)state;
+    struct lat_caches c = {.llc = MiB(8)};
+    assert_int_equal(lat_dram_bytes(&c, false, 0), MiB(64));
+    assert_int_equal(lat_dram_bytes(&c, true, 0), MiB(16));
+    c.llc = MiB(32);
+    assert_int_equal(lat_dram_bytes(&c, false, 0), MiB(256));
+    assert_int_equal(lat_dram_bytes(&c, true, 0), MiB(64));
+    assert_int_equal(lat_dram_bytes(&c, false, MiB(100)), MiB(100));
+    assert_int_equal(lat_dram_bytes(&c, false, MiB(101)), MiB(100)); /* whole 2 MiB units */
+    assert_int_equal(lat_dram_bytes(&c, false, KiB(100)), MiB(2));
+    assert_int_equal(lat_dram_bytes(NULL, true, 0), MiB(16));
+}
+
+static void l1_bytes_half_l1(void **state)
+{
+    (void)state;
+    struct lat_caches c = {.l1 = KiB(48)};
+    assert_int_equal(lat_l1_bytes(&c), KiB(24));
+    c.l1 = 0;
+    assert_int_equal(lat_l1_bytes(&c), KiB(16));
+    c.l1 = 1000;
+    assert_int_equal(lat_l1_bytes(&c), KiB(1));
+}
+
+static void pick_cpus_all_or_evenly_spread(void **state)
+{
+    (void)state;
+    uint32_t o[LAT_C2C_MAX_CPUS];
+    assert_int_equal(lat_pick_cpus(4, 64, o), 4);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(o[i], i);
+    assert_int_equal(lat_pick_cpus(64, 64, o), 64);
+    assert_int_equal(o[63], 63);
+
+    size_t n = lat_pick_cpus(200, 64, o);
+    assert_int_equal(n, 64);
+    assert_int_equal(o[0], 0);
+    assert_int_equal(o[63], 199);
+    for (size_t i = 1; i < n; i++)
+        assert_true(o[i] > o[i - 1]);
+    /* Spread: no gap more than twice the average. */
+    for (size_t i = 1; i < n; i++)
+        assert_true(o[i] - o[i - 1] <= 2 * 199 / 63 + 1);
+
+    n = lat_pick_cpus(65, 64, o);
+    assert_int_equal(n, 64);
+    for (size_t i = 1; i < n; i++)
+        assert_true(o[i] > o[i - 1]);
+
+    assert_int_equal(lat_pick_cpus(10, 1, o), 1);
+    assert_int_equal(o[0], 0);
+    assert_int_equal(lat_pick_cpus(0, 64, o), 0);
+    assert_int_equal(lat_pick_cpus(5, 0, o), 0);
+    assert_int_equal(lat_pick_cpus(5, 4, NULL), 0);
+}
+
+static void loaded_delays_start_at_full_load(void **state)
+{
+    (void)state;
+    uint32_t d[32];
+    size_t n = lat_loaded_delays(false, d, 32);
+    assert_true(n >= 8);
+    assert_int_equal(d[0], 0);
+    for (size_t i = 1; i < n; i++)
+        assert_true(d[i] > d[i - 1]);
+    uint32_t q[32];
+    size_t nq = lat_loaded_delays(true, q, 32);
+    assert_true(nq >= 2 && nq < n);
+    assert_int_equal(q[0], 0);
+    assert_int_equal(lat_loaded_delays(false, d, 3), 3);
+    assert_int_equal(lat_loaded_delays(false, NULL, 3), 0);
+}
+
+static void table2_rows_and_reference_text(void **state)
+{
+    (void)state;
+    static const char *names[] = {"L1", "L2", "L3_unshared", "L3_shared_other_core", "L3_modified_other_core",
+                                  "remote_L3", "local_DRAM", "remote_DRAM"};
+    assert_int_equal(LAT_ROW_COUNT, 8);
+    for (int i = 0; i < LAT_ROW_COUNT; i++) {
+        assert_string_equal(lat_rows[i].source, names[i]);
+        assert_true(lat_rows[i].lo > 0 && lat_rows[i].hi >= lat_rows[i].lo);
+    }
+    char t[40];
+    lat_ref_text(&lat_rows[LAT_ROW_L3_UNSHARED], t, sizeof(t));
+    assert_string_equal(t, "~40 cycles");
+    lat_ref_text(&lat_rows[LAT_ROW_REMOTE_L3], t, sizeof(t));
+    assert_string_equal(t, "~100-300 cycles");
+    lat_ref_text(&lat_rows[LAT_ROW_LOCAL_DRAM], t, sizeof(t));
+    assert_string_equal(t, "~60 ns");
+    assert_string_equal(lat_rows[LAT_ROW_REMOTE_DRAM].unit, "ns");
+    assert_int_equal((int)lat_rows[LAT_ROW_L3_MODIFIED].lo, 75);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(grid_one_per_octave_is_powers_of_two),
+        cmocka_unit_test(grid_four_per_octave_is_geometric),
+        cmocka_unit_test(grid_top_off_the_grid_and_rounding),
+        cmocka_unit_test(grid_coarse_alignment_drops_duplicates),
+        cmocka_unit_test(grid_rejects_bad_input),
+        cmocka_unit_test(grid_truncated_keeps_the_top),
+        cmocka_unit_test(grid_near_uint64_max_terminates),
+        cmocka_unit_test(sweep_top_is_four_llc_power_of_two_capped),
+        cmocka_unit_test(caches_from_cpuid_pick_data_levels),
+        cmocka_unit_test(placed_bytes_quarter_l2_whole_iterations),
+        cmocka_unit_test(evict_bytes_twice_capacity_capped_by_l3),
+        cmocka_unit_test(dram_bytes_scales_with_llc_and_caps),
+        cmocka_unit_test(l1_bytes_half_l1),
+        cmocka_unit_test(pick_cpus_all_or_evenly_spread),
+        cmocka_unit_test(loaded_delays_start_at_full_load),
+        cmocka_unit_test(table2_rows_and_reference_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

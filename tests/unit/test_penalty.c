@@ -1,0 +1,143 @@
+/* test_penalty.c - the timed-loop protocol (calibration, overhead, stop rules) on a synthetic loop, and
+ * bench_penalty's records against a fake platform: every penalty present with its keys, and handed to
+ * cycle accounting. No timing values are asserted. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+
+#include "bench/cycle_accounting.h"
+#include "bench/penalty.h"
+#include "tests/unit/bw_fake_platform.h"
+
+struct spin {
+    uint64_t calls, iters_total, sink;
+};
+
+static NOINLINE void spin_loop(void *arg, uint64_t iters)
+{
+    struct spin *s = arg;
+    s->calls++;
+    s->iters_total += iters;
+    for (uint64_t i = 0; i < iters; i++)
+        __asm__ volatile("" : "+r"(s->sink) : : "memory");
+}
+
+static void test_measure_protocol(void **state)
+{
+    (void)state;
+    fake_reset();
+    struct pm_opts o = {.min_sample_tsc = 20000, .min_samples = 7, .max_samples = 9, .target_cv = 0,
+                        .warmup_iters = 100, .serialize = TIMING_LFENCE};
+    struct spin s = {0};
+    struct pm_result r;
+    assert_int_equal(pm_measure(spin_loop, &s, &o, &r), 0);
+    /* target_cv 0: never stops early, so exactly max_samples */
+    assert_int_equal(r.samples, 9);
+    assert_int_equal(r.tsc.n, 9);
+    assert_true(r.iters_per_sample >= 16 && (r.iters_per_sample & (r.iters_per_sample - 1)) == 0);
+    assert_true(r.tsc.median > 0 && isfinite(r.cycles) && r.cycles > 0);
+    assert_true(r.tsc.min <= r.tsc.median && r.tsc.median <= r.tsc.max);
+    assert_non_null(strstr(r.cycles_method, "core_tsc_ratio:")); /* no PMU hook: the platform's ratio */
+    /* warm-up + overhead calls + calibration + samples all went through the loop */
+    assert_true(s.calls >= 1 + PM_OVERHEAD_REPS + 1 + 9);
+    assert_true(s.iters_total >= 100 + 9 * r.iters_per_sample);
+
+    /* min above max: clamped to max */
+    o.min_samples = 50;
+    o.max_samples = 4;
+    assert_int_equal(pm_measure(spin_loop, &s, &o, &r), 0);
+    assert_int_equal(r.samples, 4);
+    /* first_iters: calibration starts there */
+    o.first_iters = 1u << 20;
+    o.min_samples = 1;
+    o.max_samples = 1;
+    assert_int_equal(pm_measure(spin_loop, &s, &o, &r), 0);
+    assert_true(r.iters_per_sample >= (1u << 20));
+    assert_int_equal(pm_measure(NULL, &s, &o, &r), -1);
+    assert_int_equal(pm_measure(spin_loop, &s, NULL, &r), -1);
+}
+
+static void test_profile_options(void **state)
+{
+    (void)state;
+    struct pm_opts o;
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 0;
+    pm_opts_profile(&o);
+    assert_true(o.budget_tsc == 2 * FAKE.tsc_hz / 1000 && o.min_samples == 5);
+    FAKE.cfg.quick = false;
+    pm_opts_profile(&o);
+    assert_true(o.budget_tsc == 50 * FAKE.tsc_hz / 1000 && o.min_samples == 11 && o.target_cv == 0.01);
+    FAKE.cfg.time_budget_ms = 7;
+    pm_opts_profile(&o);
+    assert_true(o.budget_tsc == 7 * FAKE.tsc_hz / 1000);
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 1;
+}
+
+static void test_bench_penalty_records(void **state)
+{
+    (void)state;
+    fake_reset();
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 1;
+    memset(&FAKE.cpu, 0, sizeof(FAKE.cpu));
+    static const struct cpu_cache caches[] = {
+        {.level = 1, .type = CPU_CACHE_DATA, .bytes = KiB(32)},
+        {.level = 2, .type = CPU_CACHE_UNIFIED, .bytes = KiB(256)},
+        {.level = 3, .type = CPU_CACHE_UNIFIED, .bytes = MiB(4)},
+    };
+    memcpy(FAKE.cpu.caches, caches, sizeof(caches));
+    FAKE.cpu.n_caches = 3;
+    ca_set_counter_hook(NULL, "test: no PMU");
+    ca_penalty_reset();
+    bench_penalty();
+    static const char *names[] = {"l1_hit", "line_split_load", "page_split_load", "l2_hit", "l1d_miss_hit_lfb",
+                                  "llc_hit", "dram_local", "dtlb_miss_4k", "store_forward",
+                                  "store_forward_fail_size", "store_forward_fail_offset", "4k_alias", "div_r64",
+                                  "div_r32", "divsd"};
+    assert_int_equal(fake_count("penalty"), sizeof(names) / sizeof(names[0]));
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char want[64];
+        snprintf(want, sizeof(want), "\"name\":\"%s\",\"cycles\":", names[i]);
+        const char *r = fake_find("penalty", want, 0);
+        assert_non_null(r);
+        for (const char *k = "ns\0cv\0method\0reference\0cycles_method\0"; *k; k += strlen(k) + 1) {
+            char key[32];
+            snprintf(key, sizeof(key), "\"%s\":", k);
+            assert_non_null(strstr(r, key));
+        }
+        assert_null(strstr(r, "\"cycles\":null"));
+        double v;
+        assert_true(ca_penalty_get(names[i], &v) && isfinite(v));
+    }
+    /* the divider record says why ARITH.CYCLES_DIV_BUSY is missing */
+    assert_non_null(fake_find("penalty", "\"div_busy_reason\":\"test: no PMU\"", 0));
+    /* the DTLB record compares the two page sizes */
+    assert_non_null(fake_find("penalty", "\"page_bytes_small\":4096,\"page_bytes_large\":2097152", 0));
+    assert_int_equal(FAKE.live_allocs, 0);
+
+    /* without 2 MiB pages the DTLB penalty is unavailable, with the reason */
+    fake_reset();
+    FAKE.fail_page = MiB(2);
+    bench_penalty();
+    assert_non_null(fake_find("penalty", "\"name\":\"dtlb_miss_4k\",\"status\":\"unavailable\","
+                                         "\"reason\":\"no buffer with 2 MiB pages\"", 0));
+    FAKE.fail_page = 0;
+    assert_int_equal(FAKE.live_allocs, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_measure_protocol),
+        cmocka_unit_test(test_profile_options),
+        cmocka_unit_test(test_bench_penalty_records),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
