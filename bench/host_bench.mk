@@ -1,4 +1,4 @@
-# host_bench.mk - `make host-bench`: the latency benchmarks built as a Linux program (build/host-bench/pmubench-host).
+# host_bench.mk - `make host-bench`: the benchmarks built as a Linux program (build/host-bench/pmubench-host).
 # Same bench/ sources as the UEFI image, with bench/hosted/platform_linux.c in place of bench/platform_kernel.c,
 # and the kernel's record stream (record.c, json.c, crc32.c, fmt.c) and config parser for the same output.
 
@@ -8,7 +8,8 @@
 HOST_BENCH := build/host-bench/pmubench-host
 HOST_BENCH_SRCS := bench/hosted/main.c bench/hosted/platform_linux.c \
 	bench/latency.c bench/lat_common.c bench/lat_plan.c bench/lat_sweep.c bench/lat_table2.c \
-	bench/lat_c2c.c bench/lat_numa.c bench/chain.c bench/chase.c bench/stats.c bench/knee.c bench/rand.c \
+	bench/lat_c2c.c bench/lat_numa.c bench/bandwidth.c bench/bw_kernels.c bench/bw_smbios.c bench/branch.c \
+	bench/penalty.c bench/cycle_accounting.c bench/chain.c bench/chase.c bench/stats.c bench/knee.c bench/rand.c \
 	kernel/record.c kernel/json.c kernel/crc32.c kernel/fmt.c kernel/config.c kernel/cpuid.c
 HOST_BENCH_HDRS := $(wildcard bench/*.h bench/hosted/*.h) kernel/record.h kernel/json.h kernel/config.h \
 	kernel/cpuid.h kernel/fmt.h kernel/klib.h kernel/crc32.h

@@ -1,8 +1,12 @@
-/* main.c - pmubench-host: the latency benchmarks as a Linux program, with the same records (run ... end + CRC) on stdout. */
+/* main.c - pmubench-host: the benchmarks as a Linux program, with the same records (run ... end + CRC) on stdout. */
 #include "bench/hosted/platform_linux.h"
+#include "bench/bandwidth.h"
+#include "bench/branch.h"
+#include "bench/cycle_accounting.h"
 #include "bench/lat_c2c.h"
 #include "bench/lat_numa.h"
 #include "bench/latency.h"
+#include "bench/penalty.h"
 #include "bench/platform.h"
 #include "kernel/config.h"
 #include "kernel/fmt.h"
@@ -26,13 +30,17 @@ static const struct {
     {"c2c", C2C_WHAT, bench_c2c},
     {"numa_latency", NUMA_LATENCY_WHAT, bench_numa_latency},
     {"loaded_latency", LOADED_LATENCY_WHAT, bench_loaded_latency},
+    {"bandwidth", BANDWIDTH_WHAT, bench_bandwidth},
+    {"branch", BRANCH_WHAT, bench_branch},
+    {"penalty", PENALTY_WHAT, bench_penalty},
+    {"cycle_accounting", CYCLE_ACCOUNTING_WHAT, bench_cycle_accounting},
 };
 #define NBENCH (sizeof(benches) / sizeof(benches[0]))
 
 static void usage(void)
 {
     printf("usage: pmubench-host [key=value ...]\n"
-           "Runs pmubench's latency benchmarks as a Linux process and prints the same JSON records\n"
+           "Runs pmubench's benchmarks as a Linux process and prints the same JSON records\n"
            "(run ... end with CRC-32) and tables the UEFI image prints on serial. Keys are pmubench.cfg's:\n");
     const char *name, *values;
     for (size_t i = 0; config_key_help(i, &name, &values); i++)
@@ -40,7 +48,7 @@ static void usage(void)
     printf("Benchmarks:");
     for (size_t i = 0; i < NBENCH; i++)
         printf(" %s", benches[i].name);
-    printf(" (bench=all runs every one; timer, bandwidth and PMU benchmarks exist only in the UEFI image)\n");
+    printf(" (bench=all runs every one; the timer and PMU benchmarks exist only in the UEFI image)\n");
 }
 
 /* bench= list: "all", or names; false with err set for an unknown one. */
@@ -63,7 +71,7 @@ static bool select_benches(const char *list, bool *sel, char *err, size_t len)
                 sel[i] = found = true;
         if (!found) {
             fmt_snprintf(err, len, "unknown benchmark '%.*s' for the hosted runner (known: all|none|latency|c2c|"
-                                   "numa_latency|loaded_latency)",
+                                   "numa_latency|loaded_latency|bandwidth|branch|penalty|cycle_accounting)",
                          (int)n, p);
             return false;
         }

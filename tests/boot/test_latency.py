@@ -260,3 +260,16 @@ def test_hosted_runner_rejects_bad_config(host_bench):
     assert run.status == "error" and "nosuch" in run.first("error")["message"]
     p = run_host(host_bench, "profile=fast", timeout=60)
     assert p.returncode == 1 and "profile" in parse.parse_log(p.stdout).first("error")["message"]
+
+
+def test_hosted_runner_bandwidth_branch_penalty(host_bench):
+    """Issue 5: the hosted runner emits the same bandwidth/branch/penalty records as the image."""
+    p = run_host(host_bench, "bench=bandwidth,branch,penalty,cycle_accounting", "profile=quick", "max_bytes=16M")
+    assert p.returncode == 0, p.stderr[-2000:]
+    from pmb import parse
+    run = parse.parse_log(p.stdout)
+    assert run.status == "ok"
+    bw = run.by_type("bandwidth")
+    assert {r["kernel"] for r in bw} >= {"read", "write", "write_nt", "copy", "triad"}
+    assert all(pos(r["bytes_per_s"]) for r in bw)
+    assert run.by_type("branch") and run.by_type("penalty") and run.by_type("cycle_accounting")
