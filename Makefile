@@ -103,6 +103,10 @@ boot-test: deps efi usb
 test: deps efi usb $(UNIT_BINS)
 	$(PYTHON) tests/run_tests.py --unit $(UNIT_BINS) --boot
 
+# Serial logs of the real image under QEMU, checked in for the host-tool tests (tests/host/fixtures).
+fixtures: deps efi
+	$(PYTHON) scripts/make_fixtures.py
+
 # Secure Boot: sign with your db key. Without KEY/CERT, Debian's OVMF test ("snakeoil") key is used,
 # which only OVMF_VARS_4M.snakeoil.fd trusts - fine for the QEMU test, never for a real machine.
 SNAKEOIL_KEY := /usr/share/ovmf/PkKek-1-snakeoil.key
