@@ -6,7 +6,7 @@
 .DEFAULT_GOAL := all
 
 HOST_BENCH := build/host-bench/pmubench-host
-HOST_BENCH_SRCS := bench/hosted/main.c bench/hosted/platform_linux.c \
+HOST_BENCH_SRCS := bench/hosted/main.c bench/hosted/platform_linux.c bench/bench_select.c \
 	bench/latency.c bench/lat_common.c bench/lat_plan.c bench/lat_sweep.c bench/lat_table2.c \
 	bench/lat_c2c.c bench/lat_numa.c bench/bandwidth.c bench/bw_kernels.c bench/bw_smbios.c bench/branch.c \
 	bench/penalty.c bench/cycle_accounting.c bench/chain.c bench/chase.c bench/stats.c bench/knee.c bench/rand.c \

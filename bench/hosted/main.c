@@ -1,6 +1,8 @@
 /* main.c - pmubench-host: the benchmarks as a Linux program, with the same records (run ... end + CRC) on stdout. */
 #include "bench/hosted/platform_linux.h"
 #include "bench/bandwidth.h"
+#include "bench/bench.h"
+#include "bench/bench_select.h"
 #include "bench/branch.h"
 #include "bench/cycle_accounting.h"
 #include "bench/lat_c2c.h"
@@ -22,10 +24,7 @@
 #define PMB_GITREV "unknown"
 #endif
 
-static const struct {
-    const char *name, *what;
-    void (*run)(void);
-} benches[] = {
+static const struct bench_desc benches[] = {
     {"latency", LATENCY_WHAT, bench_latency},
     {"c2c", C2C_WHAT, bench_c2c},
     {"numa_latency", NUMA_LATENCY_WHAT, bench_numa_latency},
@@ -49,35 +48,6 @@ static void usage(void)
     for (size_t i = 0; i < NBENCH; i++)
         printf(" %s", benches[i].name);
     printf(" (bench=all runs every one; the timer and PMU benchmarks exist only in the UEFI image)\n");
-}
-
-/* bench= list: "all", or names; false with err set for an unknown one. */
-static bool select_benches(const char *list, bool *sel, char *err, size_t len)
-{
-    memset(sel, 0, NBENCH * sizeof(bool));
-    if (!list[0] || !strcmp(list, "all")) {
-        for (size_t i = 0; i < NBENCH; i++)
-            sel[i] = true;
-        return true;
-    }
-    if (!strcmp(list, "none"))
-        return true;
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        bool found = false;
-        for (size_t i = 0; i < NBENCH; i++)
-            if (strlen(benches[i].name) == n && !strncmp(benches[i].name, p, n))
-                sel[i] = found = true;
-        if (!found) {
-            fmt_snprintf(err, len, "unknown benchmark '%.*s' for the hosted runner (known: all|none|latency|c2c|"
-                                   "numa_latency|loaded_latency|bandwidth|branch|penalty|cycle_accounting)",
-                         (int)n, p);
-            return false;
-        }
-        p += n + (e ? 1 : 0);
-    }
-    return true;
 }
 
 static void caches_json(struct json *j, const struct cpu_info *ci)
@@ -185,7 +155,7 @@ int main(int argc, char **argv)
     bool cfg_bad = config_parse_args(&cfg, line, "command line", err, sizeof(err)) != 0;
     bool quick = cfg.profile == PROFILE_QUICK;
     bool sel[NBENCH];
-    if (!cfg_bad && !select_benches(cfg.bench, sel, err, sizeof(err)))
+    if (!cfg_bad && bench_select_in(benches, NBENCH, cfg.bench, sel, err, sizeof(err)) != 0)
         cfg_bad = true;
 
     char ierr[256] = "";

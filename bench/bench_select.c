@@ -1,0 +1,36 @@
+/* bench_select.c - the bench= list parser, over any benchmark table. Pure: no I/O. */
+#include "bench/bench_select.h"
+#include "bench/bench.h"
+#include "kernel/fmt.h"
+
+int bench_select_in(const struct bench_desc *t, size_t n, const char *list, bool *sel, char *err, size_t errlen)
+{
+    memset(sel, 0, n * sizeof(bool));
+    if (!strcmp(list, "all") || list[0] == 0) {
+        for (size_t i = 0; i < n; i++)
+            sel[i] = true;
+        return 0;
+    }
+    if (!strcmp(list, "none"))
+        return 0;
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        size_t i;
+        for (i = 0; i < n; i++)
+            if (strlen(t[i].name) == len && !strncmp(t[i].name, p, len))
+                break;
+        if (i == n) {
+            char known[256];
+            size_t o = 0;
+            for (size_t k = 0; k < n && o < sizeof(known); k++)
+                o += (size_t)fmt_snprintf(known + o, sizeof(known) - o, "%s%s", k ? "|" : "", t[k].name);
+            fmt_snprintf(err, errlen, "bad value for 'bench': unknown benchmark '%.*s' (known: all|none|%s)",
+                         (int)len, p, known);
+            return -1;
+        }
+        sel[i] = true;
+        p += len + (e ? 1 : 0);
+    }
+    return 0;
+}
