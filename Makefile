@@ -33,11 +33,11 @@ UNIT_TESTS :=
 include $(wildcard pmu/*.mk bench/*.mk kernel/*.mk tests/unit/*.mk)
 
 BOOT_SRCS   := $(wildcard boot/*.c)
-KERNEL_SRCS := $(wildcard kernel/*.c bench/*.c pmu/*.c) $(KERNEL_GEN_SRCS)
+KERNEL_SRCS := $(wildcard kernel/*.c measure/*.c bench/*.c pmu/*.c) $(KERNEL_GEN_SRCS)
 ASM_SRCS    := $(wildcard kernel/*.S)
 OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(BOOT_SRCS) $(KERNEL_SRCS)) \
         $(patsubst %.S,$(BUILD)/obj/%.o,$(ASM_SRCS))
-HEADERS := $(wildcard boot/*.h kernel/*.h bench/*.h pmu/*.h)
+HEADERS := $(wildcard boot/*.h kernel/*.h measure/*.h bench/*.h pmu/*.h)
 
 .PHONY: all efi run test unit boot-test usb deps clean fixtures sign host-bench
 all: efi

@@ -5,7 +5,7 @@
 #include "bench/bw_smbios.h"
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
-#include "bench/stats.h"
+#include "measure/stats.h"
 #include "kernel/fmt.h"
 #ifndef PMB_HOST
 #include "kernel/kernel.h" /* the SMBIOS glue below: UEFI image only */

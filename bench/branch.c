@@ -5,7 +5,7 @@
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
 #include "bench/platform.h"
-#include "bench/rand.h"
+#include "measure/rand.h"
 #include "kernel/fmt.h"
 
 /* ---- loops ------------------------------------------------------------------------------------------------- */

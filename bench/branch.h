@@ -12,7 +12,7 @@ void bench_branch(void);
 
 /* ---- the measured loops (exposed so the host tests can check what they compute) ----------------------- */
 
-/* iters iterations of: one step of the 32-bit Galois LFSR (bench/rand.h, branch-free), then a conditional
+/* iters iterations of: one step of the 32-bit Galois LFSR (measure/rand.h, branch-free), then a conditional
  * branch on (output bit & mask) that skips an increment. mask 1: the branch follows the LFSR (half the
  * outcomes unpredictable); mask 0: always the same way. Returns the number of increments (the taken-path
  * count) and leaves the LFSR state in *state. iters == 0 does nothing. */

@@ -1,6 +1,6 @@
 /* bw_kernels.c - the streaming kernels in SSE2, AVX2 and AVX-512F (one template, three target attributes) and the run-time choice. */
 #include "bench/bw_kernels.h"
-#include "bench/timing.h"
+#include "measure/timing.h"
 
 /* GCC vector types: the compiler emits exactly one aligned vector load/store per element access. */
 typedef double v2d __attribute__((vector_size(16)));

@@ -2,10 +2,10 @@
 #include "bench/cycle_accounting.h"
 #include "bench/branch.h"
 #include "bench/bw_kernels.h"
-#include "bench/chain.h"
-#include "bench/chase.h"
+#include "measure/chain.h"
+#include "measure/chase.h"
 #include "bench/platform.h"
-#include "bench/rand.h"
+#include "measure/rand.h"
 #include "kernel/fmt.h"
 #ifndef PMB_HOST
 #include "pmu/counting.h" /* the PMU glue at the end: UEFI image only */

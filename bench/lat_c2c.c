@@ -2,7 +2,7 @@
  * a write-back), another times one pass of dependent loads over them. */
 #include "bench/lat_c2c.h"
 #include "bench/lat_common.h"
-#include "bench/rand.h"
+#include "measure/rand.h"
 #include "kernel/fmt.h"
 
 static struct plat_cpu cpus[LAT_C2C_MAX_CPUS];

@@ -3,11 +3,11 @@
 #define PMB_BENCH_LAT_COMMON_H
 
 #include "kernel/klib.h"
-#include "bench/chain.h"
-#include "bench/chase.h"
+#include "measure/chain.h"
+#include "measure/chase.h"
 #include "bench/lat_plan.h"
 #include "bench/platform.h"
-#include "bench/stats.h"
+#include "measure/stats.h"
 
 #define LAT_MAX_SAMPLES 2048 /* per measurement (chase samples or placed rounds) */
 

@@ -1,7 +1,7 @@
 /* lat_numa.c - idle latency between NUMA nodes, and latency under load from the other cores' read streams. */
 #include "bench/lat_numa.h"
 #include "bench/lat_common.h"
-#include "bench/rand.h"
+#include "measure/rand.h"
 #include "kernel/fmt.h"
 
 #define NUMA_MAX 16 /* = ACPI_MAX_NODES */

@@ -1,8 +1,8 @@
 /* lat_sweep.c - the size sweep: one chain per working set, per page size, then knee detection against CPUID. */
 #include "bench/lat_sweep.h"
-#include "bench/knee.h"
+#include "measure/knee.h"
 #include "bench/lat_common.h"
-#include "bench/rand.h"
+#include "measure/rand.h"
 
 #define MAX_SERIES 4
 

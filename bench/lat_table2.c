@@ -4,7 +4,7 @@
 #include "bench/lat_table2.h"
 #include "bench/lat_common.h"
 #include "bench/latency.h"
-#include "bench/rand.h"
+#include "measure/rand.h"
 #include "kernel/fmt.h"
 
 struct row_out {

@@ -1,8 +1,8 @@
 /* penalty.c - the timed-loop protocol and the penalty measurements: each a small loop whose latency, or
  * difference to a baseline loop, is one P_i of the guide's stall decomposition. */
 #include "bench/penalty.h"
-#include "bench/chain.h"
-#include "bench/chase.h"
+#include "measure/chain.h"
+#include "measure/chase.h"
 #include "bench/cycle_accounting.h"
 #include "bench/platform.h"
 #include "kernel/fmt.h"

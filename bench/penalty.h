@@ -4,8 +4,8 @@
 
 #include "kernel/klib.h"
 #include "kernel/json.h"
-#include "bench/stats.h"
-#include "bench/timing.h"
+#include "measure/stats.h"
+#include "measure/timing.h"
 
 #define PENALTY_WHAT "penalties for cycle accounting: DTLB miss (4K vs 2M pages), store forwarding, 4K aliasing, " \
                      "line/page split loads, divider latency, fill-buffer hit, L2/LLC/DRAM hits"

@@ -5,7 +5,7 @@
 #include "kernel/klib.h"
 #include "kernel/cpuid.h"
 #include "kernel/json.h"
-#include "bench/timing.h"
+#include "measure/timing.h"
 
 /*
  * The benchmark code (bench/latency.c, bench/lat_*.c) includes this header and nothing platform

@@ -1,6 +1,6 @@
 /* timer.c - measure back-to-back serialized TSC reads: the overhead every timed region subtracts. */
 #include "bench/timer.h"
-#include "bench/stats.h"
+#include "measure/stats.h"
 #include "kernel/io.h"
 #include "kernel/kernel.h"
 #include "kernel/out.h"

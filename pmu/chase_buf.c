@@ -1,6 +1,6 @@
 /* chase_buf.c - allocate, build and verify a random pointer-chase cycle for PMU measurements. */
 #include "pmu/chase_buf.h"
-#include "bench/chain.h"
+#include "measure/chain.h"
 #include "kernel/kernel.h"
 #include "kernel/pmm.h"
 

@@ -13,7 +13,7 @@ struct pmu_chase {
     uint64_t alloc_bytes;
 };
 
-/* A single random cycle (Sattolo, bench/chain.h) over every 64-byte line of `bytes` (a multiple of
+/* A single random cycle (Sattolo, measure/chain.h) over every 64-byte line of `bytes` (a multiple of
  * 4 KiB), allocated with pmm_alloc_tagged(why) and checked with chain_verify. 0, or -1. */
 int pmu_chase_alloc(struct pmu_chase *c, size_t bytes, uint64_t seed, const char *why);
 void pmu_chase_free(struct pmu_chase *c);

@@ -1,7 +1,7 @@
 /* latency_hooks.c - fill the latency benchmarks' PMU hooks: RDPMC core cycles and the PEBS cross-check per row. */
 #include "pmu/latency_hooks.h"
 #include "bench/latency.h"
-#include "bench/timing.h"
+#include "measure/timing.h"
 #include "pmu/counting.h"
 #include "pmu/pebs_capture.h"
 #include "pmu/pmu.h"

@@ -2,7 +2,7 @@
 #include "pmu/pebs_capture.h"
 #include "kernel/msr.h"
 #include "pmu/msr_pmu.h"
-#include "bench/chase.h"
+#include "measure/chase.h"
 #include "kernel/fmt.h"
 #include "kernel/kernel.h"
 #include "kernel/out.h"

@@ -50,7 +50,7 @@ void pmu_pebs_emit(const struct pmu_pebs_capture *c, const char *row);
  * *samples (optional) gets the count. Meaningful only when c->valid. */
 double pmu_pebs_mean(const struct pmu_pebs_capture *c, int dse, uint64_t *samples);
 
-/* Convenience for the latency benchmarks: chase `loads` links from start (bench/chase.h chase_run,
+/* Convenience for the latency benchmarks: chase `loads` links from start (measure/chase.h chase_run,
  * in chunks with polling) under a capture, emit its pebs_latency records for `row`. Returns where the
  * chase ended (to keep the chain position), or start when nothing ran. */
 void *pmu_pebs_chase(struct pmu_pebs_capture *c, const char *row, void *start, uint64_t loads, const void *buf,

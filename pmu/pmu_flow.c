@@ -1,6 +1,6 @@
 /* pmu_flow.c - the `pmu` benchmark: every PMU path run once, each result reported or marked unavailable. */
 #include "pmu/pmu_flow.h"
-#include "bench/chase.h"
+#include "measure/chase.h"
 #include "kernel/fmt.h"
 #include "kernel/io.h"
 #include "kernel/kernel.h"

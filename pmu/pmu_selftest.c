@@ -1,6 +1,6 @@
 /* pmu_selftest.c - check every PMU feature against a known answer before any of its numbers is used. */
 #include "pmu/pmu_selftest.h"
-#include "bench/chase.h"
+#include "measure/chase.h"
 #include "kernel/fmt.h"
 #include "kernel/io.h"
 #include "kernel/kernel.h"

@@ -1,4 +1,4 @@
-/* test_branch.c - the branch loops compute what they claim (asm LFSR = bench/rand.h's LFSR), patterns are
+/* test_branch.c - the branch loops compute what they claim (asm LFSR = measure/rand.h's LFSR), patterns are
  * reproducible from the seed, and the pure estimators (misprediction rate, learned period, return-stack
  * depth) on synthetic curves; bench_branch's records against a fake platform. */
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 
 #include "bench/branch.h"
 #include "bench/cycle_accounting.h"
-#include "bench/rand.h"
+#include "measure/rand.h"
 #include "tests/unit/bw_fake_platform.h"
 
 static void test_lfsr_loop_matches_reference(void **state)

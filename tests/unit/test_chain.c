@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "bench/chain.h"
+#include "measure/chain.h"
 
 /* A page-aligned buffer and enough scratch for any mode. */
 struct arena {

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "bench/chain.h"
-#include "bench/chase.h"
+#include "measure/chain.h"
+#include "measure/chase.h"
 
 struct chain {
     char *buf;

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "bench/knee.h"
-#include "bench/rand.h"
+#include "measure/knee.h"
+#include "measure/rand.h"
 
 #define assert_near(a, b, eps)                                                                     \
     do {                                                                                           \

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "bench/rand.h"
+#include "measure/rand.h"
 
 /* Reference outputs of the published C code (prng.di.unimi.it): splitmix64 from state 0, and
  * xoshiro256** from state {1, 2, 3, 4} (the first is rotl(2 * 5, 7) * 9 = 11520 by hand). */

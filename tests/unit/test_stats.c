@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "bench/rand.h"
-#include "bench/stats.h"
+#include "measure/rand.h"
+#include "measure/stats.h"
 
 #define assert_near(a, b, eps)                                                                     \
     do {                                                                                           \

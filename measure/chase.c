@@ -1,5 +1,5 @@
 /* chase.c - pointer-chase latency measurement (protocol in chase.h and docs/measurement.md). */
-#include "bench/chase.h"
+#include "measure/chase.h"
 
 #define CHASE_1 p = *(void *const *)p;
 #define CHASE_8 CHASE_1 CHASE_1 CHASE_1 CHASE_1 CHASE_1 CHASE_1 CHASE_1 CHASE_1

@@ -1,6 +1,6 @@
 /* chain.h - pointer-chase chains for the latency benchmarks: random, page-by-page and strided cycles. */
-#ifndef PMB_BENCH_CHAIN_H
-#define PMB_BENCH_CHAIN_H
+#ifndef PMB_MEASURE_CHAIN_H
+#define PMB_MEASURE_CHAIN_H
 
 #include "kernel/klib.h"
 

@@ -1,6 +1,6 @@
 /* rand.h - reproducible pseudo-random numbers for the benchmarks: xoshiro256** and a 32-bit Galois LFSR. */
-#ifndef PMB_BENCH_RAND_H
-#define PMB_BENCH_RAND_H
+#ifndef PMB_MEASURE_RAND_H
+#define PMB_MEASURE_RAND_H
 
 #include "kernel/klib.h"
 

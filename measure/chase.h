@@ -1,10 +1,10 @@
 /* chase.h - the timed pointer-chase loop and its measurement protocol: warm-up, calibration, sampling. */
-#ifndef PMB_BENCH_CHASE_H
-#define PMB_BENCH_CHASE_H
+#ifndef PMB_MEASURE_CHASE_H
+#define PMB_MEASURE_CHASE_H
 
 #include "kernel/klib.h"
-#include "bench/stats.h"
-#include "bench/timing.h"
+#include "measure/stats.h"
+#include "measure/timing.h"
 
 /* Dependent loads per loop iteration: the decrement and branch retire in the shadow of 64 loads, so loop
  * overhead is below one cycle per 64 loads even at L1 latency. */
@@ -20,7 +20,7 @@ struct chase_opts {
     size_t max_samples;              /* at most this many (0 = sample_cap) */
     double target_cv;                /* stop when stats_robust_cv <= target_cv; <= 0: never early */
     size_t warmup_passes;            /* full passes over the chain before anything is timed (0 -> 1) */
-    enum timing_serialize serialize; /* fencing of the built-in clock (bench/timing.h) */
+    enum timing_serialize serialize; /* fencing of the built-in clock (measure/timing.h) */
     chase_clock_fn clock;            /* NULL: timing_read(serialize); tests inject a fake clock here */
     void *clock_ctx;
 };

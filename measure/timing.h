@@ -1,6 +1,6 @@
 /* timing.h - serialized TSC/PMC reads, pause and barriers for timed regions (kernel and Linux user space). */
-#ifndef PMB_BENCH_TIMING_H
-#define PMB_BENCH_TIMING_H
+#ifndef PMB_MEASURE_TIMING_H
+#define PMB_MEASURE_TIMING_H
 
 #include "kernel/klib.h"
 
@@ -98,7 +98,7 @@ static inline void timing_pause(void) { timing_barrier(); }
 static inline void timing_lfence(void) { timing_barrier(); }
 
 #else
-#error "bench/timing.h: x86-64 only (or a PMB_HOST test build)"
+#error "measure/timing.h: x86-64 only (or a PMB_HOST test build)"
 #endif
 
 /* The timestamp read selected by s. */

@@ -1,6 +1,6 @@
 /* chain.c - builds pointer-chase cycles in a caller buffer (see chain.h for the modes). */
-#include "bench/chain.h"
-#include "bench/rand.h"
+#include "measure/chain.h"
+#include "measure/rand.h"
 
 /* The parameters reduced to units: a unit is a line (RANDOM), a page (PAGE) or a stride block (STRIDE). */
 struct chain_geom {

@@ -1,6 +1,6 @@
 /* knee.h - infers cache levels (plateaus and the sizes where latency rises) from a latency-vs-size curve. */
-#ifndef PMB_BENCH_KNEE_H
-#define PMB_BENCH_KNEE_H
+#ifndef PMB_MEASURE_KNEE_H
+#define PMB_MEASURE_KNEE_H
 
 #include "kernel/klib.h"
 

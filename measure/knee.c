@@ -1,6 +1,6 @@
 /* knee.c - cache-level inference from a latency curve by log-size run segmentation (docs/measurement.md). */
-#include "bench/knee.h"
-#include "bench/stats.h"
+#include "measure/knee.h"
+#include "measure/stats.h"
 
 #define INV_LN2 1.4426950408889634074
 

@@ -1,6 +1,6 @@
 /* stats.h - robust summary statistics of benchmark samples and the adaptive-sampling stop rule. */
-#ifndef PMB_BENCH_STATS_H
-#define PMB_BENCH_STATS_H
+#ifndef PMB_MEASURE_STATS_H
+#define PMB_MEASURE_STATS_H
 
 #include "kernel/klib.h"
 

@@ -1,5 +1,5 @@
 /* stats.c - sorting, percentiles, mean/stddev and the robust stop rule for benchmark samples. */
-#include "bench/stats.h"
+#include "measure/stats.h"
 
 /* NaN compares after every number so that a stray NaN ends up at the tail instead of breaking the heap. */
 static ALWAYS_INLINE bool less(double a, double b)

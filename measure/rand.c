@@ -1,5 +1,5 @@
 /* rand.c - splitmix64, xoshiro256** and the Galois LFSR (see rand.h for sources). */
-#include "bench/rand.h"
+#include "measure/rand.h"
 
 uint64_t splitmix64_next(uint64_t *state)
 {
