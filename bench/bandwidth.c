@@ -3,6 +3,8 @@
 #include "bench/bandwidth.h"
 #include "bench/bw_kernels.h"
 #include "bench/bw_smbios.h"
+#include "measure/engine.h"
+#include "measure/stats_json.h"
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
 #include "measure/stats.h"
@@ -313,13 +315,7 @@ static struct json *rec_point(const struct bw_point *p)
     json_kv_int(j, "node_to", p->node_to);
     json_kv_str(j, "placement", p->placement);
     json_kv_str(j, "level", bw_level(p->ws, C.l1, C.l2, C.llc));
-    json_kv_double(j, "bytes_per_s", p->bw.median);
-    json_kv_double(j, "cv", p->bw.cv);
-    json_kv_double(j, "min_bytes_per_s", p->bw.min);
-    json_kv_double(j, "p10_bytes_per_s", p->bw.p10);
-    json_kv_double(j, "p90_bytes_per_s", p->bw.p90);
-    json_kv_double(j, "max_bytes_per_s", p->bw.max);
-    json_kv_uint(j, "samples", p->bw.n);
+    stats_json(j, &p->bw, UNIT_BYTES_PER_S);
     json_kv_uint(j, "passes", p->passes);
     json_kv_uint(j, "page_bytes", p->page_bytes);
     json_kv_str(j, "method", p->method);
@@ -407,22 +403,6 @@ static void uncore_json(struct json *j, const struct bw_uncore *u, double timed)
     json_obj_end(j);
 }
 
-static void stats_from_ticks(const struct stats *t, double bytes, struct stats *bw)
-{
-    /* bytes/s = bytes x hz / ticks is monotone decreasing in ticks: quantiles swap ends. */
-    double k = bytes * (double)C.hz;
-    *bw = (struct stats){
-        .n = t->n,
-        .min = t->max > 0 ? k / t->max : 0,
-        .p10 = t->p90 > 0 ? k / t->p90 : 0,
-        .median = t->median > 0 ? k / t->median : 0,
-        .p90 = t->p10 > 0 ? k / t->p10 : 0,
-        .max = t->min > 0 ? k / t->min : 0,
-        .cv = t->cv, /* first order: cv(1/x) = cv(x) */
-    };
-    bw->mean = bw->median;
-}
-
 /* One kernel on the benchmark CPU over ws bytes of t. */
 static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, uint64_t ws, int node_from,
                           double *out)
@@ -443,7 +423,7 @@ static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, 
         .node_to = t->b.node, .page_bytes = t->b.page_bytes, .passes = r.iters_per_sample,
         .method = "STREAM bytes (each array element read or written counts once, no RFO) x passes / TSC time, "
                   "median of samples"};
-    stats_from_ticks(&r.tsc, (double)bytes, &p.bw);
+    stats_reciprocal(&r.tsc, (double)bytes * (double)C.hz, &p.bw); /* ticks per pass -> bytes/s */
     bool dram = !strcmp(bw_level(bytes, C.l1, C.l2, C.llc), "memory");
     static struct bw_uncore u;
     if (dram)
@@ -566,6 +546,26 @@ static double mt_run(const uint32_t *ids, size_t n)
     return bw_aggregate(bytes, ticks, n, C.hz);
 }
 
+/* The engine's sample of a multi-threaded point: the jobs run together; the time is the slowest thread's, so
+ * that (every job moving the same bytes) total bytes / time is bw_aggregate's figure. */
+struct mt_ctx {
+    const uint32_t *ids;
+    size_t n;
+};
+
+static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
+{
+    const struct mt_ctx *mc = ctx;
+    (void)iters;
+    if (mt_run(mc->ids, mc->n) <= 0)
+        return -1;
+    uint64_t slowest = 0;
+    for (size_t i = 0; i < mc->n; i++)
+        slowest = MAX(slowest, jobs[i].ticks);
+    *ticks = slowest;
+    return 0;
+}
+
 /* Kernel k on the CPUs ids[0..n), each over ws bytes of its own buffer. */
 static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum bw_isa isa, uint64_t ws,
                            struct bw_point *p)
@@ -585,21 +585,23 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
     passes = MAX(passes, 1);
     for (size_t i = 0; i < n; i++)
         jobs[i].passes = passes;
-    if (mt_run(ids, n) < 0) /* warm-up: buffers, TLBs, the APs' caches */
+    struct mt_ctx mc = {ids, n};
+    struct meas_spec spec = {
+        .sample = mt_sample,
+        .ctx = &mc,
+        .serialize = C.po.serialize,
+        .warmup_samples = 1, /* buffers, TLBs, the APs' caches */
+        .iters = 1,
+        .work_per_iter = (double)jobs[0].bytes * (double)passes * (double)n,
+        .min_samples = C.mt_min,
+        .max_samples = C.mt_max,
+        .target_spread = C.po.target_cv,
+        .budget_ticks = C.po.budget_tsc,
+    };
+    struct meas_result m;
+    if (meas_run(&spec, mt_samples, PM_MAX_SAMPLES, &m) != MEAS_OK)
         return -1;
-    size_t cnt = 0;
-    uint64_t start = timing_rdtsc();
-    while (cnt < C.mt_max) {
-        double v = mt_run(ids, n);
-        if (v < 0)
-            return -1;
-        mt_samples[cnt++] = v;
-        if (stats_should_stop(mt_samples, cnt, C.mt_min, C.mt_max, C.po.target_cv))
-            break;
-        if (cnt >= C.mt_min && C.po.budget_tsc && timing_rdtsc() - start > C.po.budget_tsc)
-            break;
-    }
-    stats_compute(mt_samples, cnt, &p->bw);
+    stats_reciprocal(&m.st, (double)C.hz, &p->bw); /* ticks per byte -> bytes/s */
     p->k = k;
     p->isa = isa;
     p->ws = jobs[0].bytes;

@@ -2,6 +2,7 @@
  * timing through the penalty module's protocol, and the misprediction counts from the PMU or the known
  * random fraction. */
 #include "bench/branch.h"
+#include "measure/stats_json.h"
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
 #include "bench/platform.h"
@@ -260,13 +261,14 @@ static void rec_point(const char *test, long period, long targets, long depth, c
         json_kv_int(j, "targets", targets);
     if (depth >= 0)
         json_kv_int(j, "depth", depth);
-    json_kv_double(j, "cycles_per_branch", r->cycles / per);
-    json_kv_double(j, "ns_per_branch", r->ns / per);
-    json_kv_double(j, "cv", r->cv);
+    struct stats c;
+    pm_cycles_stats(r, per, &c);
+    stats_json(j, &c, UNIT_CYCLES); /* per branch */
+    stats_json_also(j, UNIT_NS, r->ns / per);
+    json_kv_bool(j, "converged", r->converged);
     json_kv_double(j, "mispredict_rate", rate);
     json_kv_str(j, "method", rate_method);
     json_kv_str(j, "cycles_method", r->cycles_method);
-    json_kv_uint(j, "samples", r->samples);
     plat_rec_end();
 }
 
@@ -313,8 +315,15 @@ static double measure_penalty(const char **method_out)
     struct json *j = plat_rec_begin("penalty");
     double dt = rr.tsc.median - rp.tsc.median;
     double frac = rate_r - rate_p;
-    pm_penalty_json(j, CA_P_BRANCH, penalty, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""),
-                    pm_diff_cv(rr.cycles, rr.cv, rp.cycles, rp.cv), method,
+    /* The figure: (random - predictable) cycles per branch over the mispredict difference. */
+    struct stats cr, cp, d;
+    pm_cycles_stats(&rr, 1, &cr);
+    pm_cycles_stats(&rp, 1, &cp);
+    pm_stats_diff(&cr, &cp, &d);
+    double den = rate_method[0] == 'p' ? mr - mp : 0.5;
+    stats_scale(&d, 1 / den);
+    d.median = penalty;
+    pm_penalty_json(j, CA_P_BRANCH, &d, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""), method,
                     "PAG 'Branch mispredictions, Wasted Work, Misprediction Penalties' (BR_MISP_RETIRED); AMD BPM "
                     "4.5.1 (event C3H)",
                     rr.cycles_method);

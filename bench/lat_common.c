@@ -2,9 +2,11 @@
 #include "bench/lat_common.h"
 #include "bench/latency.h"
 #include "kernel/fmt.h"
+#include "measure/engine.h"
+#include "measure/stats_json.h"
+#include "measure/timing.h"
 
 static double samples[LAT_MAX_SAMPLES];
-static double dev_tmp[LAT_MAX_SAMPLES];
 
 double lat_tsc_to_ns(double tsc)
 {
@@ -26,33 +28,21 @@ void lat_result_from(struct lat_result *r, double *s, size_t n, double ratio, co
 {
     *r = (struct lat_result){0};
     stats_compute(s, n, &r->tsc);
-    n = r->tsc.n; /* NaNs dropped (sorted last) */
-    /* Robust spread over every sample (stats_robust_cv only looks at the latest window). */
-    double med = r->tsc.median;
-    for (size_t i = 0; i < n && i < LAT_MAX_SAMPLES; i++)
-        dev_tmp[i] = s[i] > med ? s[i] - med : med - s[i];
-    stats_sort(dev_tmp, MIN(n, (size_t)LAT_MAX_SAMPLES));
-    double mad = stats_quantile_sorted(dev_tmp, MIN(n, (size_t)LAT_MAX_SAMPLES), 0.5);
-    r->robust_cv = med > 0 ? 1.4826 * mad / med : 0;
-    r->samples = n;
+    r->samples = r->tsc.n; /* NaNs dropped (sorted last) */
     r->ratio = ratio;
     r->cycles_method = cycles_method;
-    r->ns = lat_tsc_to_ns(med);
-    r->cycles = med * ratio;
+    r->ns = lat_tsc_to_ns(r->tsc.median);
+    r->cycles = r->tsc.median * ratio;
 }
 
 void lat_result_json(struct json *j, const struct lat_result *r)
 {
-    json_kv_double(j, "tsc", r->tsc.median);
-    json_kv_double(j, "ns", r->ns);
-    json_kv_double(j, "cycles", r->cycles);
-    json_kv_double(j, "cv", r->tsc.cv);
-    json_kv_double(j, "robust_cv", r->robust_cv);
-    json_kv_uint(j, "samples", r->samples);
-    json_kv_double(j, "min_ns", lat_tsc_to_ns(r->tsc.min));
-    json_kv_double(j, "p10_ns", lat_tsc_to_ns(r->tsc.p10));
-    json_kv_double(j, "p90_ns", lat_tsc_to_ns(r->tsc.p90));
-    json_kv_double(j, "max_ns", lat_tsc_to_ns(r->tsc.max));
+    struct stats ns = r->tsc;
+    uint64_t hz = plat_tsc_hz();
+    stats_scale(&ns, hz ? 1e9 / (double)hz : 0);
+    stats_json(j, &ns, UNIT_NS);
+    stats_json_also(j, UNIT_TSC, r->tsc.median);
+    stats_json_also(j, UNIT_CYCLES, r->cycles);
     json_kv_str(j, "cycles_method", r->cycles_method);
     json_kv_double(j, "core_tsc_ratio", r->ratio);
 }
@@ -186,26 +176,6 @@ void lat_job_pass(void *arg)
     ps->end = p;
 }
 
-void lat_job_overhead(void *arg)
-{
-    struct lat_pass *ps = arg;
-    uint64_t v[CHASE_OVERHEAD_REPS];
-    for (size_t i = 0; i < CHASE_OVERHEAD_REPS; i++) {
-        uint64_t t0 = timing_read(ps->ser);
-        void *p = chase_run(ps->start, 0);
-        uint64_t t1 = timing_read(ps->ser);
-        v[i] = t1 - t0;
-        ps->end = p;
-    }
-    for (size_t i = 1; i < CHASE_OVERHEAD_REPS; i++) /* insertion sort: 31 integers, no doubles on APs */
-        for (size_t k = i; k > 0 && v[k - 1] > v[k]; k--) {
-            uint64_t t = v[k];
-            v[k] = v[k - 1];
-            v[k - 1] = t;
-        }
-    ps->overhead = v[CHASE_OVERHEAD_REPS / 2];
-}
-
 static plat_fn op_fn(enum lat_op op)
 {
     return op == LAT_OP_WRITE ? lat_job_write : op == LAT_OP_READ ? lat_job_read : lat_job_evict;
@@ -241,19 +211,53 @@ void lat_placed_rounds(size_t *rounds, size_t *warm)
     *warm = quick ? 1 : 2;
 }
 
+/* The engine's sample for a placed row: iters = 0 is the empty timed region on the measurer (the overhead);
+ * otherwise the steps place the lines, then the measurer times one pass over them. */
+struct placed_sample {
+    const struct lat_placed *p;
+    struct lat_pass pass;
+    uint32_t failed;
+};
+
+static int placed_sample(void *ctx, uint64_t iters, uint64_t *ticks)
+{
+    struct placed_sample *ps = ctx;
+    const struct lat_placed *p = ps->p;
+    ps->pass.n = iters ? p->lines->n : 0;
+    if (iters && run_steps(p, &ps->failed) != 0)
+        return -1;
+    if (plat_run_on(p->measurer, lat_job_pass, &ps->pass) != 0) {
+        ps->failed = p->measurer;
+        return -1;
+    }
+    if (iters && ps->pass.end != p->lines->start)
+        return -1;
+    *ticks = ps->pass.ticks;
+    return 0;
+}
+
 int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *failed_cpu)
 {
-    struct lat_pass pass = {.start = p->lines->start, .n = p->lines->n, .ser = plat_config()->serialize};
-    size_t rounds = MIN(p->rounds, (size_t)LAT_MAX_SAMPLES), n = 0;
+    size_t rounds = MIN(p->rounds, (size_t)LAT_MAX_SAMPLES);
     *r = (struct lat_result){0};
     if (p->lines->n == 0 || p->lines->n % CHASE_UNROLL != 0 || rounds == 0)
         return -1;
-    if (plat_run_on(p->measurer, lat_job_overhead, &pass) != 0) {
-        if (failed_cpu)
-            *failed_cpu = p->measurer;
-        return -1;
-    }
-    uint64_t overhead = pass.overhead;
+    struct placed_sample ps = {
+        .p = p,
+        .pass = {.start = p->lines->start, .ser = plat_config()->serialize},
+        .failed = UINT32_MAX,
+    };
+    struct meas_spec spec = {
+        .sample = placed_sample,
+        .ctx = &ps,
+        .serialize = plat_config()->serialize,
+        .warmup_samples = p->warm,
+        .overhead_reps = CHASE_OVERHEAD_REPS,
+        .iters = 1, /* one pass per sample: the placement is undone by the pass itself */
+        .work_per_iter = (double)p->lines->n,
+        .min_samples = rounds,
+        .max_samples = rounds,
+    };
 
     const struct latency_cycle_counter *hook = latency_cycle_counter();
     struct plat_cpu self;
@@ -262,24 +266,15 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
     uint64_t c0 = 0, t0 = 0;
     bool ok0 = counter_read(hook, &c0, &t0);
 
-    for (size_t i = 0; i < p->warm + rounds; i++) {
-        if (run_steps(p, failed_cpu) != 0)
-            return -1;
-        if (plat_run_on(p->measurer, lat_job_pass, &pass) != 0) {
-            if (failed_cpu)
-                *failed_cpu = p->measurer;
-            return -1;
-        }
-        if (pass.end != p->lines->start)
-            return -1;
-        if (i >= p->warm) {
-            double t = pass.ticks > overhead ? (double)(pass.ticks - overhead) : 0;
-            samples[n++] = t / (double)p->lines->n;
-        }
+    struct meas_result m;
+    if (meas_run(&spec, samples, LAT_MAX_SAMPLES, &m) != MEAS_OK) {
+        if (failed_cpu && ps.failed != UINT32_MAX)
+            *failed_cpu = ps.failed;
+        return -1;
     }
     const char *method;
     double ratio = window_ratio(hook, ok0, c0, t0, &method);
-    lat_result_from(r, samples, n, ratio, method);
+    lat_result_from(r, samples, m.st.n, ratio, method);
     r->loads = (uint64_t)(p->warm + rounds) * p->lines->n;
     return 0;
 }

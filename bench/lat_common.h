@@ -17,7 +17,6 @@
 struct lat_result {
     struct stats tsc;          /* TSC ticks per load over the samples */
     double ns, cycles;         /* medians */
-    double robust_cv;          /* 1.4826 MAD / median */
     double ratio;              /* core cycles per TSC tick used for `cycles` */
     const char *cycles_method; /* "fixed_counter:..." | "core_tsc_ratio:<platform method>" */
     size_t samples;
@@ -28,8 +27,9 @@ struct lat_result {
 double lat_tsc_to_ns(double tsc);
 /* Fills r from per-load TSC samples (sorted in place) and a core/TSC ratio. */
 void lat_result_from(struct lat_result *r, double *samples, size_t n, double ratio, const char *cycles_method);
-/* "tsc","ns","cycles","cv","robust_cv","samples","min_ns","p10_ns","p90_ns","max_ns","cycles_method",
- * "core_tsc_ratio" (the keys every latency record shares). */
+/* The keys every latency record shares: the figure in ns through the one statistics emitter
+ * (measure/stats_json.h: unit, median, p10, p90, min, max, n, spread, ci_lo, ci_hi), the median also as
+ * "tsc" and "cycles", then "cycles_method" and "core_tsc_ratio". */
 void lat_result_json(struct json *j, const struct lat_result *r);
 
 /* The core/TSC ratio and its name when no counter measured it. */
@@ -79,11 +79,9 @@ struct lat_pass {
     size_t n; /* loads in the pass: a multiple of CHASE_UNROLL */
     enum timing_serialize ser;
     uint64_t ticks;    /* out: the fenced pass, overhead not subtracted */
-    uint64_t overhead; /* out of lat_job_overhead: median of empty timed regions */
     void *end;         /* out: where the pass stopped (== start for a full pass of a cycle) */
 };
 void lat_job_pass(void *pass);     /* one timed pass of n dependent loads */
-void lat_job_overhead(void *pass); /* the same timed region with no loads, CHASE_OVERHEAD_REPS times */
 
 /* ---- the one-pass protocol: place the lines, then time one pass over them ------------------------ */
 

@@ -3,6 +3,7 @@
 #include "bench/lat_common.h"
 #include "measure/rand.h"
 #include "kernel/fmt.h"
+#include "measure/stats_json.h"
 
 #define NUMA_MAX 16 /* = ACPI_MAX_NODES */
 
@@ -101,7 +102,7 @@ void bench_numa_latency(void)
             if (why) {
                 json_kv_str(j, "status", "failed");
                 json_kv_str(j, "reason", why);
-                json_kv_null(j, "ns");
+                stats_json(j, NULL, UNIT_NS);
             } else {
                 json_kv_str(j, "status", "ok");
                 lat_result_json(j, &rc.r);
@@ -185,7 +186,7 @@ static void loaded_unavailable(const char *why)
     json_kv_str(j, "reason", why);
     json_kv_null(j, "delay");
     json_kv_null(j, "bytes_per_s");
-    json_kv_null(j, "ns");
+    stats_json(j, NULL, UNIT_NS);
     plat_rec_end();
     plat_printf("loaded latency: %s\n", why);
 }
@@ -305,7 +306,7 @@ void bench_loaded_latency(void)
         } else {
             json_kv_str(j, "status", "failed");
             json_kv_str(j, "reason", "the chase failed (clock)");
-            json_kv_null(j, "ns");
+            stats_json(j, NULL, UNIT_NS);
         }
         plat_rec_end();
         char dl[16];

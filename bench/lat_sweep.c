@@ -1,5 +1,6 @@
 /* lat_sweep.c - the size sweep: one chain per working set, per page size, then knee detection against CPUID. */
 #include "bench/lat_sweep.h"
+#include "measure/stats_json.h"
 #include "measure/knee.h"
 #include "bench/lat_common.h"
 #include "measure/rand.h"
@@ -98,7 +99,7 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
             s->bytes[s->n] = ws;
             s->ns[s->n] = r.ns;
             s->cycles[s->n] = r.cycles;
-            s->cv[s->n] = r.tsc.cv;
+            s->cv[s->n] = r.tsc.spread;
             s->n++;
         }
     }
@@ -193,12 +194,13 @@ static void infer_caches(const struct series *s)
             json_kv_null(j, "bytes");
         json_kv_uint(j, "cpuid_bytes", cb[i]);
         if (m[i].inferred_bytes > 0) {
-            json_kv_double(j, "ns", m[i].latency);
-            json_kv_double(j, "cycles", m[i].latency * tsc_per_ns * ratio);
+            stats_json_value(j, m[i].latency, UNIT_NS); /* the plateau's latency */
+            stats_json_also(j, UNIT_CYCLES, m[i].latency * tsc_per_ns * ratio);
             json_kv_double(j, "ratio", m[i].ratio);
         } else {
-            json_kv_null(j, "ns");
-            json_kv_null(j, "cycles");
+            json_kv_str(j, "unit", UNIT_NS);
+            json_kv_null(j, "median");
+            json_kv_null(j, UNIT_CYCLES);
         }
         json_kv_bool(j, "agrees", m[i].agree);
         json_key(j, "series");

@@ -6,6 +6,7 @@
 #include "bench/latency.h"
 #include "measure/rand.h"
 #include "kernel/fmt.h"
+#include "measure/stats_json.h"
 
 struct row_out {
     bool done, ok;
@@ -56,6 +57,7 @@ static void unavailable(enum lat_row row, const char *method, const char *reason
     json_kv_str(j, "source", lat_rows[row].source);
     json_kv_str(j, "status", "unavailable");
     json_kv_str(j, "reason", reason);
+    stats_json(j, NULL, UNIT_NS);
     json_kv_str(j, "method", method);
     ref_json(j, row);
     plat_rec_end();
@@ -342,7 +344,7 @@ static void print_table(const struct env *e)
     plat_printf("Table 2 of the Intel Core i7 / Xeon 5500 performance analysis guide beside this machine "
                 "(measuring CPU %u; cycles via %s unless a row says otherwise)\n",
                 e->self.id, method);
-    plat_printf("  %-24s %-16s %9s %9s %8s %8s  %s\n", "source", "guide", "cycles", "ns", "cv", "rcv", "how");
+    plat_printf("  %-24s %-16s %9s %9s %8s %8s  %s\n", "source", "guide", "cycles", "ns", "spread", "", "how");
     for (int i = 0; i < LAT_ROW_COUNT; i++) {
         const struct row_out *o = &rows[i];
         char ref[40];
@@ -352,10 +354,10 @@ static void print_table(const struct env *e)
         else if (!o->ok)
             plat_printf("  %-24s %-16s %9s  %s\n", lat_rows[i].source, ref, "n/a", o->reason);
         else
-            plat_printf("  %-24s %-16s %9.1f %9.2f %7.2f%% %7.2f%%  %s\n", lat_rows[i].source, ref, o->r.cycles,
-                        o->r.ns, 100 * o->r.tsc.cv, 100 * o->r.robust_cv, o->method);
+            plat_printf("  %-24s %-16s %9.1f %9.2f %7.2f%% %8s  %s\n", lat_rows[i].source, ref, o->r.cycles,
+                        o->r.ns, 100 * o->r.tsc.spread, "", o->method);
     }
-    plat_printf("  (cv: stddev / mean, rcv: 1.4826 MAD / median of the samples; how each row placed its lines: the "
+    plat_printf("  (spread: 1.4826 MAD / median of the samples; how each row placed its lines: the "
                 "\"placement\" field of its data_source record, docs/latency.md)\n");
 }
 

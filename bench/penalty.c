@@ -3,6 +3,8 @@
 #include "bench/penalty.h"
 #include "measure/chain.h"
 #include "measure/chase.h"
+#include "measure/engine.h"
+#include "measure/stats_json.h"
 #include "bench/cycle_accounting.h"
 #include "bench/platform.h"
 #include "kernel/fmt.h"
@@ -63,52 +65,34 @@ static double pm_ratio(pm_loop_fn fn, void *arg, uint64_t iters, enum timing_ser
     return r > 0 ? r : 1.0;
 }
 
-static uint64_t pm_time(pm_loop_fn fn, void *arg, uint64_t iters, enum timing_serialize ser)
-{
-    uint64_t t0 = timing_read(ser);
-    fn(arg, iters);
-    uint64_t t1 = timing_read(ser);
-    return t1 > t0 ? t1 - t0 : 0;
-}
-
 int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_result *r)
 {
     if (!fn || !o || !r)
         return -1;
     *r = (struct pm_result){0};
-    fn(arg, o->warmup_iters ? o->warmup_iters : 64);
-    double ov[PM_OVERHEAD_REPS];
-    for (size_t i = 0; i < PM_OVERHEAD_REPS; i++)
-        ov[i] = (double)pm_time(fn, arg, 0, o->serialize);
-    stats_sort(ov, PM_OVERHEAD_REPS);
-    double overhead = stats_quantile_sorted(ov, PM_OVERHEAD_REPS, 0.5);
-
-    uint64_t iters = o->first_iters ? o->first_iters : 16;
-    for (;;) {
-        double t = (double)pm_time(fn, arg, iters, o->serialize) - overhead;
-        if (t >= (double)o->min_sample_tsc)
-            break;
-        if (iters >= PM_MAX_ITERS)
-            return -1; /* the clock does not move */
-        iters *= 2;
-    }
-    size_t cap = o->max_samples && o->max_samples < PM_MAX_SAMPLES ? o->max_samples : PM_MAX_SAMPLES;
-    size_t min = o->min_samples ? MIN(o->min_samples, cap) : 1;
-    size_t n = 0;
-    uint64_t start = timing_read(o->serialize);
-    while (n < cap) {
-        double t = (double)pm_time(fn, arg, iters, o->serialize) - overhead;
-        pm_samples[n++] = t > 0 ? t / (double)iters : 0;
-        if (n >= min && stats_should_stop(pm_samples, n, min, cap, o->target_cv))
-            break;
-        if (n >= min && o->budget_tsc && timing_read(o->serialize) - start > o->budget_tsc)
-            break;
-    }
-    r->iters_per_sample = iters;
-    r->samples = n;
-    stats_compute(pm_samples, n, &r->tsc);
-    r->cv = r->tsc.cv;
-    r->ratio = pm_ratio(fn, arg, iters, o->serialize, &r->cycles_method);
+    struct meas_spec spec = {
+        .body = fn,
+        .ctx = arg,
+        .serialize = o->serialize,
+        .warmup_iters = o->warmup_iters ? o->warmup_iters : 64,
+        .overhead_reps = PM_OVERHEAD_REPS,
+        .iters = o->first_iters ? o->first_iters : 16,
+        .min_sample_ticks = o->min_sample_tsc ? o->min_sample_tsc : 1,
+        .max_iters = PM_MAX_ITERS,
+        .min_samples = o->min_samples,
+        .max_samples = o->max_samples,
+        .target_spread = o->target_cv,
+        .budget_ticks = o->budget_tsc,
+    };
+    struct meas_result m;
+    if (meas_run(&spec, pm_samples, PM_MAX_SAMPLES, &m) != MEAS_OK)
+        return -1;
+    r->iters_per_sample = m.iters;
+    r->samples = m.st.n;
+    r->tsc = m.st;
+    r->cv = r->tsc.spread;
+    r->converged = m.converged;
+    r->ratio = pm_ratio(fn, arg, m.iters, o->serialize, &r->cycles_method);
     r->cycles = r->tsc.median * r->ratio;
     uint64_t hz = plat_tsc_hz();
     r->ns = hz ? r->tsc.median * 1e9 / (double)hz : 0;
@@ -133,16 +117,39 @@ double pm_diff_cv(double a, double cv_a, double b, double cv_b)
     return stats_sqrt(sa * sa + sb * sb) / (d < 0 ? -d : d);
 }
 
-void pm_penalty_json(struct json *j, const char *name, double cycles, double ns, double cv, const char *method,
+void pm_penalty_json(struct json *j, const char *name, const struct stats *cycles, double ns, const char *method,
                      const char *reference, const char *cycles_method)
 {
     json_kv_str(j, "name", name);
-    json_kv_double(j, "cycles", cycles);
-    json_kv_double(j, "ns", ns);
-    json_kv_double(j, "cv", cv);
+    stats_json(j, cycles, UNIT_CYCLES);
+    stats_json_also(j, UNIT_NS, ns);
     json_kv_str(j, "method", method);
     json_kv_str(j, "reference", reference);
     json_kv_str(j, "cycles_method", cycles_method);
+}
+
+void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out)
+{
+    *out = r->tsc;
+    stats_scale(out, r->ratio / per_iter);
+}
+
+static double hyp(double a, double b) { return stats_sqrt(a * a + b * b); }
+
+void pm_stats_diff(const struct stats *a, const struct stats *b, struct stats *d)
+{
+    double m = a->median - b->median;
+    double nan = __builtin_nan("");
+    *d = (struct stats){
+        .n = MIN(a->n, b->n),
+        .median = m,
+        .min = nan, .p10 = nan, .p90 = nan, .max = nan, /* not defined for a difference of medians */
+        .mean = m,
+        .cv = pm_diff_cv(a->median, a->spread, b->median, b->spread),
+        .ci_lo = m - hyp(a->median - a->ci_lo, b->ci_hi - b->median),
+        .ci_hi = m + hyp(a->ci_hi - a->median, b->median - b->ci_lo),
+    };
+    d->spread = d->cv;
 }
 
 /* ---- the measured loops ------------------------------------------------------------------------------- */
@@ -316,7 +323,7 @@ static TIMED_FN void loop_divsd(void *arg, uint64_t iters)
 #define PEN_MAX 24
 struct pen_row {
     const char *name;
-    double cycles, ns, cv;
+    double cycles, ns, spread;
     const char *method;
 };
 static struct pen_row rows[PEN_MAX];
@@ -330,20 +337,20 @@ static double ticks_to_ns(double t)
     return hz ? t * 1e9 / (double)hz : 0;
 }
 
-/* Emits the record of a measured penalty (value = cycles) and keeps its row; extra keys through j before
- * plat_rec_end, so the record is left open: the caller closes it. */
-static struct json *emit(const char *name, double cycles, double ns, double cv, const char *method,
+/* Emits the record of a measured penalty (its figure in core cycles per event) and keeps its row; extra keys
+ * through j before plat_rec_end, so the record is left open: the caller closes it. */
+static struct json *emit(const char *name, const struct stats *cyc, double ns, const char *method,
                          const char *reference, const struct pm_result *r)
 {
     struct json *j = plat_rec_begin("penalty");
-    pm_penalty_json(j, name, cycles, ns, cv, method, reference, r ? r->cycles_method : NULL);
+    pm_penalty_json(j, name, cyc, ns, method, reference, r ? r->cycles_method : NULL);
     if (r) {
         json_kv_double(j, "core_tsc_ratio", r->ratio);
-        json_kv_uint(j, "samples", r->samples);
+        json_kv_bool(j, "converged", r->converged);
     }
     if (n_rows < PEN_MAX)
-        rows[n_rows++] = (struct pen_row){name, cycles, ns, cv, method};
-    ca_penalty_set(name, cycles);
+        rows[n_rows++] = (struct pen_row){name, cyc->median, ns, cyc->spread, method};
+    ca_penalty_set(name, cyc->median);
     return j;
 }
 
@@ -353,20 +360,43 @@ static void emit_unavailable(const char *name, const char *reason, const char *r
     json_kv_str(j, "name", name);
     json_kv_str(j, "status", "unavailable");
     json_kv_str(j, "reason", reason);
-    json_kv_null(j, "cycles");
-    json_kv_null(j, "ns");
-    json_kv_null(j, "cv");
+    stats_json(j, NULL, UNIT_CYCLES);
+    json_kv_null(j, UNIT_NS);
     json_kv_str(j, "method", "not measured");
     json_kv_str(j, "reference", reference);
     plat_rec_end();
     plat_printf("  %-26s unavailable: %s\n", name, reason);
 }
 
+static struct stats per_event(const struct pm_result *r, double per_iter)
+{
+    struct stats c;
+    pm_cycles_stats(r, per_iter, &c);
+    return c;
+}
+
+/* A measurement as a penalty record (its latency per event); left open. */
+static struct json *emit_lat(const char *name, const struct pm_result *r, double per_iter, const char *method,
+                             const char *reference)
+{
+    struct stats c = per_event(r, per_iter);
+    return emit(name, &c, r->ns / per_iter, method, reference, r);
+}
+
+/* The difference a / per_a - b / per_b (per event) as a penalty record; left open. */
+static struct json *emit_diff(const char *name, const struct pm_result *a, double per_a, const struct pm_result *b,
+                              double per_b, const char *method, const char *reference)
+{
+    struct stats ca = per_event(a, per_a), cb = per_event(b, per_b), d;
+    pm_stats_diff(&ca, &cb, &d);
+    return emit(name, &d, ticks_to_ns(a->tsc.median / per_a - b->tsc.median / per_b), method, reference, a);
+}
+
 /* A latency (per-event loop time) as a penalty record. */
 static void emit_latency(const char *name, const struct pm_result *r, double per_iter, const char *method,
                          const char *reference)
 {
-    struct json *j = emit(name, r->cycles / per_iter, r->ns / per_iter, r->cv, method, reference, r);
+    struct json *j = emit_lat(name, r, per_iter, method, reference);
     json_kv_double(j, "latency_cycles", r->cycles / per_iter);
     plat_rec_end();
 }
@@ -375,13 +405,10 @@ static void emit_latency(const char *name, const struct pm_result *r, double per
 static void emit_delta(const char *name, const struct pm_result *a, const struct pm_result *base, double per_iter,
                        const char *base_name, const char *method, const char *reference)
 {
-    double ca = a->cycles / per_iter, cb = base->cycles / per_iter;
-    double ta = a->tsc.median / per_iter, tb = base->tsc.median / per_iter;
-    struct json *j = emit(name, ca - cb, ticks_to_ns(ta - tb), pm_diff_cv(ca, a->cv, cb, base->cv), method,
-                          reference, a);
-    json_kv_double(j, "latency_cycles", ca);
+    struct json *j = emit_diff(name, a, per_iter, base, per_iter, method, reference);
+    json_kv_double(j, "latency_cycles", a->cycles / per_iter);
     json_kv_str(j, "baseline", base_name);
-    json_kv_double(j, "baseline_cycles", cb);
+    json_kv_double(j, "baseline_cycles", base->cycles / per_iter);
     plat_rec_end();
 }
 
@@ -476,13 +503,12 @@ static void measure_l1_and_splits(struct pm_result *l1)
         struct json *j;
         if (i == 0) {
             *l1 = r;
-            j = emit(cases[i].name, r.cycles / SELF_LOADS, r.ns / SELF_LOADS, r.cv, cases[i].method,
-                     "PAG: L1D load-to-use latency 4 cycles (Nehalem)", &r);
+            j = emit_lat(cases[i].name, &r, SELF_LOADS, cases[i].method,
+                         "PAG: L1D load-to-use latency 4 cycles (Nehalem)");
             json_kv_double(j, "latency_cycles", r.cycles / SELF_LOADS);
         } else {
             double a = r.cycles / SELF_LOADS, b = l1->cycles / SELF_LOADS;
-            j = emit(cases[i].name, a - b, ticks_to_ns((r.tsc.median - l1->tsc.median) / SELF_LOADS),
-                     pm_diff_cv(a, r.cv, b, l1->cv), cases[i].method, ref, &r);
+            j = emit_diff(cases[i].name, &r, SELF_LOADS, l1, SELF_LOADS, cases[i].method, ref);
             json_kv_double(j, "latency_cycles", a);
             json_kv_str(j, "baseline", "l1_hit");
             json_kv_double(j, "baseline_cycles", b);
@@ -544,13 +570,11 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
         }
         struct json *j;
         if (lv[i].full_latency) {
-            j = emit(lv[i].name, r.cycles / CHASE_UNROLL, r.ns / CHASE_UNROLL, r.cv, lv[i].method, lv[i].reference,
-                     &r);
+            j = emit_lat(lv[i].name, &r, CHASE_UNROLL, lv[i].method, lv[i].reference);
             json_kv_double(j, "latency_cycles", r.cycles / CHASE_UNROLL);
         } else {
             double la = r.cycles / CHASE_UNROLL, lb = l1->cycles / SELF_LOADS;
-            j = emit(lv[i].name, la - lb, ticks_to_ns(r.tsc.median / CHASE_UNROLL - l1->tsc.median / SELF_LOADS),
-                     pm_diff_cv(la, r.cv, lb, l1->cv), lv[i].method, lv[i].reference, &r);
+            j = emit_diff(lv[i].name, &r, CHASE_UNROLL, l1, SELF_LOADS, lv[i].method, lv[i].reference);
             json_kv_double(j, "latency_cycles", la);
             json_kv_str(j, "baseline", "l1_hit");
             json_kv_double(j, "baseline_cycles", lb);
@@ -565,12 +589,11 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
             struct pen_chase pc = {start};
             struct pm_result f;
             if (pm_measure(loop_lfb, &pc, &opts, &f) == 0) {
-                double lat = f.cycles / 8, lb = l1->cycles / SELF_LOADS;
-                j = emit(CA_P_LFB, lat - lb, ticks_to_ns(f.tsc.median / 8 - l1->tsc.median / SELF_LOADS),
-                         pm_diff_cv(lat, f.cv, lb, l1->cv),
+                double lat = f.cycles / 8;
+                j = emit_diff(CA_P_LFB, &f, 8, l1, SELF_LOADS,
                          "L2-sized random chase where an independent load to the same line (offset 32) issues just "
                          "before each chained load; chained-load latency minus l1_hit",
-                         ref_lfb, &f);
+                         ref_lfb);
                 json_kv_double(j, "latency_cycles", lat);
                 json_kv_double(j, "l2_chase_cycles", r.cycles / CHASE_UNROLL);
                 json_kv_str(j, "baseline", "l1_hit");
@@ -609,11 +632,10 @@ static void measure_dtlb(struct plat_buf *scratch)
         emit_unavailable(CA_P_DTLB, "chain or clock failure", ref);
     } else {
         double a = r4.cycles / CHASE_UNROLL, c2 = r2.cycles / CHASE_UNROLL;
-        struct json *j = emit(CA_P_DTLB, a - c2, ticks_to_ns((r4.tsc.median - r2.tsc.median) / CHASE_UNROLL),
-                              pm_diff_cv(a, r4.cv, c2, r2.cv),
+        struct json *j = emit_diff(CA_P_DTLB, &r4, CHASE_UNROLL, &r2, CHASE_UNROLL,
                               "page-by-page chase (1 line per 4 KiB block, random block order) on 4 KiB pages minus "
                               "the same chase on 2 MiB pages",
-                              ref, &r4);
+                              ref);
         json_kv_double(j, "latency_4k_cycles", a);
         json_kv_double(j, "latency_2m_cycles", c2);
         json_kv_uint(j, "pages_4k", pages);
@@ -679,9 +701,9 @@ static void measure_divider(void)
         struct div_busy b = {{0x7FFFFFFFFFFFFFFFull, 0}, 1u << 16};
         char why[160];
         bool busy = ca_count(&ev, 1, div_busy_run, &b, why, sizeof(why)) == 1 && ev.used;
-        struct json *j = emit("div_r64", r64.cycles / 8, r64.ns / 8, r64.cv,
-                              "dependent DIV r64 chain (quotient = next dividend, RDX zeroed, divisor 1, dividend "
-                              "2^63-1), latency per DIV", ref, &r64);
+        struct json *j = emit_lat("div_r64", &r64, 8,
+                                  "dependent DIV r64 chain (quotient = next dividend, RDX zeroed, divisor 1, dividend "
+                                  "2^63-1), latency per DIV", ref);
         if (busy) {
             json_kv_double(j, "div_busy_cycles_per_div", (double)ev.count / (double)(b.iters * 8));
             json_kv_str(j, "div_busy_event", ev.used);
@@ -713,11 +735,11 @@ void bench_penalty(void)
     measure_divider();
     plat_free(&scratch);
 
-    plat_printf("  %-26s %10s %10s %8s  %s\n", "penalty", "cycles", "ns", "cv", "method");
+    plat_printf("  %-26s %10s %10s %8s  %s\n", "penalty", "cycles", "ns", "spread", "method");
     for (size_t i = 0; i < n_rows; i++) {
         char m[72];
         fmt_snprintf(m, sizeof(m), "%s", rows[i].method);
-        plat_printf("  %-26s %10.2f %10.2f %8.3f  %s%s\n", rows[i].name, rows[i].cycles, rows[i].ns, rows[i].cv, m,
+        plat_printf("  %-26s %10.2f %10.2f %8.3f  %s%s\n", rows[i].name, rows[i].cycles, rows[i].ns, rows[i].spread, m,
                     strlen(rows[i].method) >= sizeof(m) ? "..." : "");
     }
 }

@@ -43,7 +43,8 @@ struct pm_result {
     double ratio;              /* core cycles per TSC tick used for `cycles` */
     const char *cycles_method; /* "pmu:<event>" (counted around one sample) or "core_tsc_ratio:<platform method>" */
     double cycles, ns;         /* median per iteration */
-    double cv;                 /* stddev / mean of the per-iteration samples */
+    double cv;                 /* robust spread of the per-iteration samples (tsc.spread) */
+    bool converged;            /* the stop rule reached target_cv */
     uint64_t iters_per_sample;
     size_t samples;
 };
@@ -61,8 +62,14 @@ double pm_penalty(double cycles_a, double cycles_b, double events_a, double even
  * sqrt((a cv_a)^2 + (b cv_b)^2) / |a - b| (inf when a == b). */
 double pm_diff_cv(double a, double cv_a, double b, double cv_b);
 
-/* Writes a `penalty` record's common keys: name, cycles, ns, cv, method, reference, cycles_method. */
-void pm_penalty_json(struct json *j, const char *name, double cycles, double ns, double cv, const char *method,
+/* Writes a `penalty` record's common keys: name, the figure in core cycles through the statistics emitter
+ * (measure/stats_json.h), its median in ns, method, reference, cycles_method. */
+void pm_penalty_json(struct json *j, const char *name, const struct stats *cycles, double ns, const char *method,
                      const char *reference, const char *cycles_method);
+/* A measurement's figure in core cycles per event: the TSC statistics x the ratio / events per iteration. */
+void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out);
+/* The figure of a difference of two medians a - b: median a - b, spread propagated (pm_diff_cv), the CI
+ * half-widths of a and b added in quadrature on each side, n = min; min/p10/p90/max undefined (NaN). */
+void pm_stats_diff(const struct stats *a, const struct stats *b, struct stats *d);
 
 #endif

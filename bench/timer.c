@@ -1,57 +1,54 @@
 /* timer.c - measure back-to-back serialized TSC reads: the overhead every timed region subtracts. */
 #include "bench/timer.h"
-#include "measure/stats.h"
+#include "measure/engine.h"
+#include "measure/stats_json.h"
+#include "measure/timing.h"
 #include "kernel/io.h"
 #include "kernel/kernel.h"
 #include "kernel/out.h"
 
 #define TIMER_SAMPLES 1001
 
-static ALWAYS_INLINE uint64_t rdtsc_cpuid(void)
-{
-    uint32_t r[4];
-    cpuid_raw(0, 0, r); /* CPUID is fully serializing (SDM Vol. 3A 9.3) */
-    return rdtsc_raw();
-}
-
 static double samples[TIMER_SAMPLES];
 
-static void measure(const char *method)
+/* Nothing: what is timed is the engine's region itself, two serialized reads and this call. */
+static NOINLINE void empty_body(void *ctx, uint64_t iters)
 {
-    bool use_cpuid = method[0] == 'c';
-    for (int w = 0; w < 100; w++) /* warm-up: caches, predictors */
-        (void)rdtsc_ordered();
-    for (size_t i = 0; i < TIMER_SAMPLES; i++) {
-        uint64_t a, b;
-        if (use_cpuid) {
-            a = rdtsc_cpuid();
-            b = rdtsc_cpuid();
-        } else {
-            a = rdtsc_ordered();
-            b = rdtsc_ordered();
-        }
-        samples[i] = (double)(b - a);
+    (void)ctx;
+    (void)iters;
+    timing_barrier();
+}
+
+static void measure(enum timing_serialize ser)
+{
+    const char *method = ser == TIMING_CPUID ? "cpuid" : "lfence";
+    struct meas_spec spec = {
+        .body = empty_body,
+        .serialize = ser,
+        .warmup_samples = 100, /* caches, predictors */
+        .iters = 1,
+        .min_samples = TIMER_SAMPLES,
+        .max_samples = TIMER_SAMPLES,
+    };
+    struct meas_result m;
+    if (meas_run(&spec, samples, TIMER_SAMPLES, &m) != MEAS_OK) {
+        kprintf("  rdtsc+%-6s the clock went backwards\n", method);
+        return;
     }
-    struct stats s;
-    stats_compute(samples, TIMER_SAMPLES, &s);
+    const struct stats *s = &m.st;
     struct json *j = rec_begin("timer");
     json_kv_str(j, "serialize", method);
-    json_kv_str(j, "unit", "tsc");
-    json_kv_str(j, "method", "back-to-back serialized rdtsc, median of samples");
-    json_kv_double(j, "median_tsc", s.median);
-    json_kv_double(j, "min_tsc", s.min);
-    json_kv_double(j, "p10_tsc", s.p10);
-    json_kv_double(j, "p90_tsc", s.p90);
-    json_kv_double(j, "cv", s.cv);
-    json_kv_uint(j, "samples", s.n);
-    json_kv_double(j, "median_ns", tsc_to_ns(s.median));
+    json_kv_str(j, "method", "an empty timed region of the measurement engine: two back-to-back serialized "
+                             "rdtsc around a call, no overhead subtracted");
+    stats_json(j, s, UNIT_TSC);
+    stats_json_also(j, UNIT_NS, tsc_to_ns(s->median));
     rec_end();
-    kprintf("  rdtsc+%-6s median %8.1f ticks (%7.1f ns)  min %8.1f  p10 %8.1f  p90 %8.1f  cv %.3f  n=%lu\n", method,
-            s.median, tsc_to_ns(s.median), s.min, s.p10, s.p90, s.cv, (unsigned long)s.n);
+    kprintf("  rdtsc+%-6s median %8.1f ticks (%7.1f ns)  min %8.1f  p10 %8.1f  p90 %8.1f  spread %.3f  n=%lu\n",
+            method, s->median, tsc_to_ns(s->median), s->min, s->p10, s->p90, s->spread, (unsigned long)s->n);
 }
 
 void bench_timer(void)
 {
-    measure("lfence");
-    measure("cpuid");
+    measure(TIMING_LFENCE);
+    measure(TIMING_CPUID);
 }

@@ -4,7 +4,7 @@
 
 #include "kernel/klib.h"
 #include "measure/stats.h"
-#include "measure/timing.h"
+#include "measure/serialize.h"
 
 /* Dependent loads per loop iteration: the decrement and branch retire in the shadow of 64 loads, so loop
  * overhead is below one cycle per 64 loads even at L1 latency. */

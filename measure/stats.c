@@ -81,6 +81,34 @@ double stats_sqrt(double x)
     return y;
 }
 
+/* Median absolute deviation from med of sorted x[0..n) without a second buffer: the deviations below
+ * and above med are two sorted runs (walking outwards from med), merged until the middle rank(s). */
+static double mad_sorted(const double *x, size_t n, double med)
+{
+    size_t hi = 0;
+    while (hi < n && x[hi] < med)
+        hi++;
+    size_t lo = hi; /* x[0..lo) < med <= x[hi..n) */
+    double h = (double)(n - 1) * 0.5;
+    size_t want = (size_t)h, rank = 0;
+    double frac = h - (double)want, a = 0;
+    for (;;) {
+        double d;
+        if (lo > 0 && (hi >= n || med - x[lo - 1] <= x[hi] - med))
+            d = med - x[--lo];
+        else
+            d = x[hi++] - med;
+        if (rank == want) {
+            if (frac == 0 || rank + 1 >= n)
+                return d;
+            a = d;
+        } else if (rank == want + 1) {
+            return a + frac * (d - a);
+        }
+        rank++;
+    }
+}
+
 void stats_compute(double *samples, size_t n, struct stats *out)
 {
     if (!out)
@@ -115,6 +143,82 @@ void stats_compute(double *samples, size_t n, struct stats *out)
     out->stddev = n > 1 ? stats_sqrt(ss / (double)(n - 1)) : 0;
     double am = mean < 0 ? -mean : mean;
     out->cv = am > 0 ? out->stddev / am : 0;
+    double amed = out->median < 0 ? -out->median : out->median;
+    double mad = mad_sorted(samples, n, out->median);
+    out->spread = mad == 0 ? 0 : amed > 0 ? 1.4826 * mad / amed : __builtin_inf();
+    size_t lo, hi;
+    bool exact;
+    stats_median_ci_ranks(n, &lo, &hi, &exact);
+    out->ci_lo = samples[lo];
+    out->ci_hi = samples[hi];
+}
+
+void stats_median_ci_ranks(size_t n, size_t *lo, size_t *hi, bool *exact)
+{
+    *lo = 0;
+    *hi = n ? n - 1 : 0;
+    *exact = false;
+    if (n < 6)
+        return;
+    size_t k = 0;
+    if (n <= 1000) {
+        /* P(B = j) iterated from 2^-n (representable down to n = 1074); the cumulative sum stays exact
+         * enough for a 2.5 % threshold. */
+        double p = 1.0;
+        for (size_t i = 0; i < n; i++)
+            p *= 0.5;
+        double cum = p;
+        size_t j = 0;
+        while (j + 1 < n) {
+            double next = p * (double)(n - j) / (double)(j + 1);
+            if (cum + next > 0.025)
+                break;
+            p = next;
+            cum += next;
+            j++;
+        }
+        k = j; /* P(B <= j) <= 2.5 % and P(B <= j + 1) > 2.5 % */
+    } else {
+        double l = ((double)n - 1.96 * stats_sqrt((double)n)) / 2; /* 1-based rank */
+        k = l >= 1 ? (size_t)l - 1 : 0;
+    }
+    if (k > (n - 1) / 2)
+        k = (n - 1) / 2;
+    *lo = k;
+    *hi = n - 1 - k;
+    *exact = true;
+}
+
+void stats_scale(struct stats *s, double k)
+{
+    s->min *= k;
+    s->p10 *= k;
+    s->median *= k;
+    s->p90 *= k;
+    s->max *= k;
+    s->mean *= k;
+    s->stddev *= k < 0 ? -k : k;
+    s->ci_lo *= k;
+    s->ci_hi *= k;
+}
+
+static double recip(double k, double x) { return x > 0 ? k / x : 0; }
+
+void stats_reciprocal(const struct stats *x, double k, struct stats *out)
+{
+    *out = (struct stats){
+        .n = x->n,
+        .min = recip(k, x->max),
+        .p10 = recip(k, x->p90),
+        .median = recip(k, x->median),
+        .p90 = recip(k, x->p10),
+        .max = recip(k, x->min),
+        .cv = x->cv,         /* first order: cv(1/x) = cv(x) */
+        .spread = x->spread, /* likewise */
+        .ci_lo = recip(k, x->ci_hi),
+        .ci_hi = recip(k, x->ci_lo),
+    };
+    out->mean = out->median;
 }
 
 double stats_robust_cv(const double *samples, size_t n)

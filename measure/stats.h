@@ -8,10 +8,15 @@
  * type 7, the default of R and numpy): with the samples sorted x[0..n-1], the p-quantile is
  *   h = (n - 1) p,  q = x[floor(h)] + (h - floor(h)) (x[floor(h) + 1] - x[floor(h)]),
  * so the median of an even count is the mean of the two middle samples. stddev is the sample standard
- * deviation (n - 1 in the denominator, 0 for n = 1); cv = stddev / |mean| (0 when mean is 0). */
+ * deviation (n - 1 in the denominator, 0 for n = 1); cv = stddev / |mean| (0 when mean is 0).
+ * spread is the robust coefficient of variation over all n samples (1.4826 MAD / |median|, see
+ * stats_robust_cv), the figure records publish. ci_lo/ci_hi bound a distribution-free 95 % confidence
+ * interval of the median from order statistics (stats_median_ci_ranks). */
 struct stats {
     size_t n;
     double min, p10, median, p90, max, mean, stddev, cv;
+    double spread;
+    double ci_lo, ci_hi;
 };
 
 /* Ascending heapsort: in place, O(n log n) worst case, no recursion (kernel stacks are small). NaNs
@@ -24,6 +29,19 @@ double stats_quantile_sorted(const double *sorted, size_t n, double p);
 /* Sorts samples in place and summarises them. NaN samples are ignored (out->n counts the others);
  * with no samples left every field is 0. */
 void stats_compute(double *samples, size_t n, struct stats *out);
+
+/* Ranks (0-based, into the sorted samples) of a distribution-free confidence interval of the median at
+ * level >= 95 %: the largest l with P(B <= l) <= 2.5 % for B ~ Binomial(n, 1/2), and u = n - 1 - l, so
+ * that P(x[l] <= true median <= x[u]) = 1 - 2 P(B <= l) >= 95 % whatever the distribution (exact binomial sums up to n = 1000,
+ * the normal approximation l = floor((n - 1.96 sqrt(n)) / 2) - 1 above, clamped to the sample). With
+ * n < 6 no such interval exists: the whole sample (0, n-1) is returned and *exact is false. */
+void stats_median_ci_ranks(size_t n, size_t *lo, size_t *hi, bool *exact);
+
+/* Scales every location field of s by k > 0 (unit conversion); spread, cv and n are unchanged. */
+void stats_scale(struct stats *s, double k);
+/* The statistics of k / x from those of x (k > 0, x > 0): quantiles swap ends (the reciprocal is monotone
+ * decreasing), spread and cv are kept to first order. Used for rates from times (bytes / s). */
+void stats_reciprocal(const struct stats *x, double k, struct stats *out);
 
 /* Window of most recent samples the stop rule looks at (copied to the stack: 8 bytes each). */
 #define STATS_STOP_WINDOW 256

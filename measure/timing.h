@@ -3,24 +3,7 @@
 #define PMB_MEASURE_TIMING_H
 
 #include "kernel/klib.h"
-
-/* How a timestamp read is fenced against the code it times (docs/measurement.md, "Serialization").
- * LFENCE (default): "lfence; rdtsc; lfence". LFENCE waits until all earlier instructions have completed
- *   locally and keeps later ones from starting (SDM Vol. 2B RDTSC: "execute LFENCE immediately after
- *   RDTSC"), so the dependent loads being timed cannot leak across the read. A few tens of cycles.
- *   On AMD LFENCE is dispatch-serializing only with DE_CFG (MSR C001_1029) bit 1 set (AMD, "Software
- *   Techniques for Managing Speculation on AMD Processors"); where that bit is not set, use CPUID.
- * CPUID: "cpuid; rdtsc; cpuid". CPUID is serializing on every x86 (SDM Vol. 3A, "Serializing
- *   Instructions") but costs ~100-200 cycles and traps to the hypervisor in a VM (microseconds, noisy):
- *   bare metal only. */
-enum timing_serialize {
-    TIMING_LFENCE = 0,
-    TIMING_CPUID = 1,
-};
-
-#ifndef TIMING_DEFAULT_SERIALIZE
-#define TIMING_DEFAULT_SERIALIZE TIMING_LFENCE
-#endif
+#include "measure/serialize.h"
 
 /* RDPMC index of fixed-function counter n: ECX[30] selects the fixed counters (SDM Vol. 2B RDPMC). */
 #define TIMING_RDPMC_FIXED(n) ((1u << 30) | (uint32_t)(n))

@@ -132,14 +132,16 @@ static void check_bandwidth_records(size_t *n_out)
         if (strncmp(r, "{\"type\":\"bandwidth\",", 20))
             continue;
         n++;
-        static const char *keys[] = {"kernel", "isa", "bytes", "threads", "node_from", "node_to", "bytes_per_s",
-                                     "cv", "series", "level", "samples", "method"};
+        static const char *keys[] = {"kernel", "isa", "bytes", "threads", "node_from", "node_to", "unit",
+                                     "median", "p10", "p90", "spread", "ci_lo", "ci_hi", "series", "level", "n",
+                                     "method"};
         for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
             char key[40];
             snprintf(key, sizeof(key), "\"%s\":", keys[k]);
             assert_non_null(strstr(r, key));
         }
-        const char *v = strstr(r, "\"bytes_per_s\":") + 14;
+        assert_non_null(strstr(r, "\"unit\":\"bytes_per_s\""));
+        const char *v = strstr(r, "\"median\":") + 9;
         double bw = strtod(v, NULL);
         assert_true(isfinite(bw) && bw > 0);
     }

@@ -181,7 +181,7 @@ static void test_bench_branch_records(void **state)
     assert_int_equal(fake_count("penalty"), 1);
     const char *p = fake_find("penalty", "\"name\":\"branch_mispredict\"", 0);
     assert_non_null(p);
-    for (const char *k = "cycles\0ns\0cv\0method\0reference\0"; *k; k += strlen(k) + 1) {
+    for (const char *k = "unit\0median\0ns\0spread\0n\0ci_lo\0ci_hi\0method\0reference\0"; *k; k += strlen(k) + 1) {
         char key[32];
         snprintf(key, sizeof(key), "\"%s\":", k);
         assert_non_null(strstr(p, key));
@@ -199,10 +199,10 @@ static void test_bench_branch_records(void **state)
     assert_non_null(fake_find("branch", "\"test\":\"summary\"", 0));
     for (size_t i = 0; i < FAKE.nrec; i++)
         if (strstr(FAKE.rec[i], "\"type\":\"branch\"") && !strstr(FAKE.rec[i], "summary")) {
-            assert_non_null(strstr(FAKE.rec[i], "\"cycles_per_branch\":"));
+            assert_non_null(strstr(FAKE.rec[i], "\"unit\":\"cycles\",\"median\":"));
             assert_non_null(strstr(FAKE.rec[i], "\"mispredict_rate\":"));
             assert_non_null(strstr(FAKE.rec[i], "\"method\":"));
-            assert_null(strstr(FAKE.rec[i], "\"cycles_per_branch\":null"));
+            assert_null(strstr(FAKE.rec[i], "\"median\":null"));
         }
     assert_int_equal(FAKE.live_allocs, 0);
 }

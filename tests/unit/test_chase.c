@@ -11,6 +11,7 @@
 
 #include "measure/chain.h"
 #include "measure/chase.h"
+#include "measure/timing.h"
 
 struct chain {
     char *buf;

@@ -104,15 +104,15 @@ static void test_bench_penalty_records(void **state)
     assert_int_equal(fake_count("penalty"), sizeof(names) / sizeof(names[0]));
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char want[64];
-        snprintf(want, sizeof(want), "\"name\":\"%s\",\"cycles\":", names[i]);
+        snprintf(want, sizeof(want), "\"name\":\"%s\",\"unit\":\"cycles\",\"median\":", names[i]);
         const char *r = fake_find("penalty", want, 0);
         assert_non_null(r);
-        for (const char *k = "ns\0cv\0method\0reference\0cycles_method\0"; *k; k += strlen(k) + 1) {
+        for (const char *k = "ns\0spread\0n\0ci_lo\0ci_hi\0method\0reference\0cycles_method\0"; *k; k += strlen(k) + 1) {
             char key[32];
             snprintf(key, sizeof(key), "\"%s\":", k);
             assert_non_null(strstr(r, key));
         }
-        assert_null(strstr(r, "\"cycles\":null"));
+        assert_null(strstr(r, "\"median\":null"));
         double v;
         assert_true(ca_penalty_get(names[i], &v) && isfinite(v));
     }

@@ -1,0 +1,131 @@
+/* engine.c - the adaptive measurement protocol every benchmark goes through (engine.h, docs/measurement.md). */
+#include "measure/engine.h"
+#include "measure/timing.h"
+
+#define MEAS_MAX_OVERHEAD_REPS 63
+
+struct run {
+    const struct meas_spec *s;
+    uint64_t iters_total;
+    uint64_t t_end; /* end read of the last region */
+};
+
+static ALWAYS_INLINE uint64_t clock_now(const struct meas_spec *s)
+{
+    return s->clock ? s->clock(s->clock_ctx) : timing_read(s->serialize);
+}
+
+/* One timed region of iters iterations. Both the overhead (iters = 0) and the samples go through this same
+ * code, so what is subtracted is exactly what was added. */
+static NOINLINE int region(struct run *rn, uint64_t iters, uint64_t *ticks)
+{
+    const struct meas_spec *s = rn->s;
+    rn->iters_total += iters;
+    if (s->sample) {
+        if (s->sample(s->ctx, iters, ticks) != 0)
+            return MEAS_ESAMPLE;
+        rn->t_end = clock_now(s);
+        return MEAS_OK;
+    }
+    uint64_t t0 = clock_now(s);
+    s->body(s->ctx, iters);
+    uint64_t t1 = clock_now(s);
+    rn->t_end = t1;
+    if (t1 < t0)
+        return MEAS_ECLOCK;
+    *ticks = t1 - t0;
+    return MEAS_OK;
+}
+
+int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
+{
+    double ov[MEAS_MAX_OVERHEAD_REPS];
+    uint64_t dt;
+    int rc;
+
+    if (r)
+        *r = (struct meas_result){0};
+    if (!s || !r || !buf || cap == 0 || (!s->body == !s->sample) || s->overhead_reps > MEAS_MAX_OVERHEAD_REPS)
+        return MEAS_EINVAL;
+    size_t max_n = (s->max_samples && s->max_samples < cap) ? s->max_samples : cap;
+    size_t min_n = s->min_samples ? MIN(s->min_samples, max_n) : 1;
+    double work = s->work_per_iter > 0 ? s->work_per_iter : 1;
+    uint64_t max_iters = s->max_iters ? s->max_iters : MEAS_MAX_ITERS;
+    struct run rn = {.s = s};
+
+    uint64_t t_begin = clock_now(s);
+    rn.t_end = t_begin;
+
+    /* 1. Warm-up: caches, TLBs, page-walk caches and branch predictors filled before anything counts. */
+    if (s->body && s->warmup_iters) {
+        s->body(s->ctx, s->warmup_iters);
+        rn.iters_total += s->warmup_iters;
+    }
+    uint64_t iters = s->iters ? s->iters : 1;
+    for (size_t i = 0; i < s->warmup_samples; i++)
+        if ((rc = region(&rn, iters, &dt)) != MEAS_OK)
+            goto fail;
+
+    /* 2. Overhead: the same region with no work; the median ignores an interrupted repetition. */
+    double overhead = 0;
+    if (s->overhead_reps) {
+        for (size_t i = 0; i < s->overhead_reps; i++) {
+            if ((rc = region(&rn, 0, &dt)) != MEAS_OK)
+                goto fail;
+            ov[i] = (double)dt;
+        }
+        stats_sort(ov, s->overhead_reps);
+        overhead = stats_quantile_sorted(ov, s->overhead_reps, 0.5);
+    }
+
+    /* 3. Calibration: double the region until it lasts min_sample_ticks beyond the overhead, so that the
+     * overhead and its jitter are a small fraction of every sample. Bounded by about 2 x min_sample_ticks. */
+    if (s->min_sample_ticks) {
+        for (;;) {
+            if ((rc = region(&rn, iters, &dt)) != MEAS_OK)
+                goto fail;
+            if ((double)dt - overhead >= (double)s->min_sample_ticks || iters >= max_iters)
+                break;
+            if (dt == 0 && iters >= 1024) {
+                rc = MEAS_ECLOCK; /* the clock stands still */
+                goto fail;
+            }
+            iters *= 2;
+        }
+    }
+
+    /* 4. Samples. The budget starts here: warm-up and calibration take a predictable time, sampling is
+     * the adaptive part. */
+    uint64_t t_sampling = rn.t_end;
+    size_t n = 0;
+    bool converged = false, budget_hit = false;
+    while (n < max_n) {
+        if ((rc = region(&rn, iters, &dt)) != MEAS_OK)
+            goto fail;
+        buf[n++] = ((double)dt - overhead) / ((double)iters * work);
+        if (n < min_n || n == max_n)
+            continue;
+        if (stats_should_stop(buf, n, min_n, 0, s->target_spread)) {
+            converged = true;
+            break;
+        }
+        if (s->budget_ticks && rn.t_end - t_sampling >= s->budget_ticks) {
+            budget_hit = true;
+            break;
+        }
+    }
+
+    /* 5. Statistics. */
+    stats_compute(buf, n, &r->st);
+    r->overhead = overhead;
+    r->iters = iters;
+    r->iters_total = rn.iters_total;
+    r->elapsed = rn.t_end - t_begin;
+    r->converged = converged;
+    r->budget_hit = budget_hit;
+    return MEAS_OK;
+
+fail:
+    *r = (struct meas_result){0};
+    return rc;
+}

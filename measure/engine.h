@@ -1,0 +1,81 @@
+/* engine.h - the one adaptive measurement engine: warm-up, overhead through the same timed path, calibrated sample length, sample loop, stop rule, statistics. */
+#ifndef PMB_MEASURE_ENGINE_H
+#define PMB_MEASURE_ENGINE_H
+
+#include "kernel/klib.h"
+#include "measure/serialize.h"
+#include "measure/stats.h"
+
+/*
+ * Every benchmark measures through meas_run (docs/measurement.md, "The engine"). What is measured is one
+ * of two things, both taken as parameters so that host tests can script them:
+ *
+ *   body + clock   the engine times `body(ctx, iters)` on the calling CPU between two clock reads
+ *                  (clock NULL: the fenced TSC read chosen by `serialize`, measure/timing.h);
+ *   sample         the caller times a region itself (on another CPU, over several threads, after
+ *                  placing cache lines) and returns its ticks; the engine still owns everything else.
+ *
+ * Protocol, in order (the clock is read once at the start, then twice around every timed region):
+ *   1. warm-up: body(ctx, warmup_iters) untimed (body mode), then warmup_samples timed regions whose
+ *      values are thrown away;
+ *   2. overhead: overhead_reps timed regions of zero iterations through exactly the same path, their
+ *      median subtracted from every sample (0 reps: nothing subtracted);
+ *   3. calibration: iterations doubled from `iters` until a region lasts min_sample_ticks beyond the
+ *      overhead (min_sample_ticks 0: `iters` is used as it is);
+ *   4. samples: value = (ticks - overhead) / (iters x work_per_iter), until the stop rule: the robust
+ *      spread of the samples (stats_robust_cv) reaches target_spread (`converged`), max_samples, or the
+ *      sampling phase has used budget_ticks (`budget_hit`); never fewer than min_samples;
+ *   5. statistics: stats_compute over the samples (median, p10, p90, min, max, spread, 95 % CI of the
+ *      median), in ticks per unit of work.
+ */
+
+/* Runs `iters` units of the measured work (0: none, the call alone). State lives in ctx and carries over. */
+typedef void (*meas_body_fn)(void *ctx, uint64_t iters);
+/* A clock in ticks. */
+typedef uint64_t (*meas_clock_fn)(void *ctx);
+/* One timed region of `iters` units of work (0: the empty region) timed by the caller: 0 with *ticks set,
+ * or -1 when it failed (a CPU that did not answer, a pass that did not close). */
+typedef int (*meas_sample_fn)(void *ctx, uint64_t iters, uint64_t *ticks);
+
+struct meas_spec {
+    meas_body_fn body;      /* body mode ... */
+    meas_sample_fn sample;  /* ... or sample mode (exactly one of the two) */
+    void *ctx;              /* handed to body / sample */
+    meas_clock_fn clock;    /* NULL: timing_read(serialize) */
+    void *clock_ctx;
+    enum timing_serialize serialize;
+    uint64_t warmup_iters;     /* body mode: iterations run untimed first */
+    size_t warmup_samples;     /* timed regions thrown away before the overhead */
+    size_t overhead_reps;      /* empty regions whose median is the overhead (0: none subtracted) */
+    uint64_t iters;            /* iterations per region, or where calibration starts (0 -> 1) */
+    uint64_t min_sample_ticks; /* calibration target beyond the overhead; 0: `iters` fixed */
+    uint64_t max_iters;        /* calibration guard (0: MEAS_MAX_ITERS) */
+    double work_per_iter;      /* units of work per iteration (loads, bytes ...; 0 -> 1) */
+    size_t min_samples;        /* at least this many (0 -> 1; above max_samples: max_samples) */
+    size_t max_samples;        /* at most this many (0 or above the buffer: the buffer) */
+    double target_spread;      /* stop once the robust spread is <= this; <= 0: never early */
+    uint64_t budget_ticks;     /* stop once sampling has taken this long (min_samples still taken); 0: none */
+};
+
+#define MEAS_MAX_ITERS (1ull << 34)
+
+struct meas_result {
+    struct stats st;          /* ticks per unit of work over the samples */
+    double overhead;          /* ticks of the empty region, subtracted */
+    uint64_t iters;           /* iterations per sample */
+    uint64_t iters_total;     /* every iteration run: warm-up, calibration, samples */
+    uint64_t elapsed;         /* ticks from the first to the last clock read */
+    bool converged;           /* sampling ended because target_spread was reached */
+    bool budget_hit;          /* sampling ended because budget_ticks ran out */
+};
+
+#define MEAS_OK 0
+#define MEAS_EINVAL (-1) /* bad argument */
+#define MEAS_ECLOCK (-2) /* the clock went backwards, or stood still as iterations grew */
+#define MEAS_ESAMPLE (-3) /* the sample function failed */
+
+/* Runs the protocol above with samples in buf[0..cap) (sorted ascending on return). Returns MEAS_OK or an
+ * error; on error r is zeroed. The caller owns the environment (interrupts off, one CPU, fixed clock). */
+int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r);
+
+#endif

@@ -1,0 +1,293 @@
+/* test_engine.c - the measurement engine's protocol with scripted clocks and samples, and its statistics (CI ranks, spread). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "measure/engine.h"
+#include "measure/stats.h"
+
+/* ---- body mode with a scripted clock ------------------------------------------------------------------ */
+
+/* A clock that advances by `ov` around every region plus `tpi` ticks per iteration the body ran since the
+ * last read, plus a jitter pattern on samples. */
+struct fake {
+    uint64_t t;
+    uint64_t pending; /* iterations run since the last clock read */
+    uint64_t ov, tpi;
+    uint64_t reads, body_calls, iters_run;
+    const uint64_t *extra; /* per region end (cycling), may be NULL */
+    size_t n_extra, region;
+    int backwards_at;      /* region index at which the clock goes backwards (-1 never) */
+    bool in_region;
+};
+
+static uint64_t fake_clock(void *ctx)
+{
+    struct fake *f = ctx;
+    f->reads++;
+    if (!f->in_region) { /* a start read (or the very first read) */
+        f->in_region = f->reads > 1;
+        return f->t;
+    }
+    f->in_region = false;
+    if (f->backwards_at >= 0 && f->region == (size_t)f->backwards_at)
+        return f->t - 1000;
+    uint64_t e = f->n_extra ? f->extra[f->region % f->n_extra] : 0;
+    f->region++;
+    f->t += f->ov + f->pending * f->tpi + e;
+    f->pending = 0;
+    return f->t;
+}
+
+static void fake_body(void *ctx, uint64_t iters)
+{
+    struct fake *f = ctx;
+    f->body_calls++;
+    f->iters_run += iters;
+    f->pending += iters;
+}
+
+static struct meas_spec body_spec(struct fake *f)
+{
+    return (struct meas_spec){
+        .body = fake_body,
+        .ctx = f,
+        .clock = fake_clock,
+        .clock_ctx = f,
+        .overhead_reps = 9,
+        .iters = 1,
+        .min_sample_ticks = 1000,
+        .min_samples = 5,
+        .max_samples = 50,
+        .target_spread = 0.01,
+    };
+}
+
+static void test_body_protocol(void **state)
+{
+    (void)state;
+    struct fake f = {.t = 1000, .ov = 40, .tpi = 3, .backwards_at = -1};
+    struct meas_spec s = body_spec(&f);
+    s.warmup_iters = 77;
+    s.work_per_iter = 2;
+    double buf[64];
+    struct meas_result r;
+    assert_int_equal(meas_run(&s, buf, 64, &r), MEAS_OK);
+    /* overhead = ov exactly, subtracted: every sample is tpi / work ticks per unit */
+    assert_true(fabs(r.overhead - 40) < 1e-9);
+    /* 1000 ticks beyond the overhead at 3 per iteration: 512 is the first power of two reaching it */
+    assert_int_equal(r.iters, 512);
+    assert_true(fabs(r.st.median - 1.5) < 1e-12);
+    /* constant samples: converged at min_samples */
+    assert_true(r.converged);
+    assert_false(r.budget_hit);
+    assert_int_equal(r.st.n, 5);
+    assert_true(r.st.spread == 0);
+    /* warm-up 77 + calibration 1+2+...+512 + 5 samples of 512 */
+    assert_int_equal(r.iters_total, 77 + 1023 + 5 * 512);
+    assert_int_equal(f.iters_run, r.iters_total);
+    /* one read at the start, two per region: 9 overhead + 10 calibration + 5 samples */
+    assert_int_equal(f.reads, 1 + 2 * (9 + 10 + 5));
+}
+
+static void test_body_noisy_budget(void **state)
+{
+    (void)state;
+    /* Jitter of 0 / 300 / 600 ticks on a 1536-tick sample: the spread never reaches 1 %. */
+    static const uint64_t jitter[] = {0, 300, 600};
+    struct fake f = {.t = 1, .ov = 0, .tpi = 3, .extra = jitter, .n_extra = 3, .backwards_at = -1};
+    struct meas_spec s = body_spec(&f);
+    s.overhead_reps = 0;
+    s.budget_ticks = 20000;
+    double buf[64];
+    struct meas_result r;
+    assert_int_equal(meas_run(&s, buf, 64, &r), MEAS_OK);
+    assert_false(r.converged);
+    assert_true(r.budget_hit);
+    assert_true(r.st.n >= 5 && r.st.n < 50);
+    assert_true(r.st.spread > 0.01);
+    /* no budget: max_samples ends it, neither flag */
+    s.budget_ticks = 0;
+    f = (struct fake){.t = 1, .tpi = 3, .extra = jitter, .n_extra = 3, .backwards_at = -1};
+    assert_int_equal(meas_run(&s, buf, 64, &r), MEAS_OK);
+    assert_int_equal(r.st.n, 50);
+    assert_false(r.converged);
+    assert_false(r.budget_hit);
+    /* max_samples above the buffer: the buffer wins */
+    s.max_samples = 0;
+    f = (struct fake){.t = 1, .tpi = 3, .extra = jitter, .n_extra = 3, .backwards_at = -1};
+    assert_int_equal(meas_run(&s, buf, 8, &r), MEAS_OK);
+    assert_int_equal(r.st.n, 8);
+}
+
+static void test_body_errors(void **state)
+{
+    (void)state;
+    struct fake f = {.t = 5000, .ov = 10, .tpi = 3, .backwards_at = 3};
+    struct meas_spec s = body_spec(&f);
+    double buf[16];
+    struct meas_result r;
+    assert_int_equal(meas_run(&s, buf, 16, &r), MEAS_ECLOCK);
+    assert_int_equal(r.st.n, 0);
+    /* a clock that stands still while iterations grow */
+    f = (struct fake){.t = 5000, .ov = 0, .tpi = 0, .backwards_at = -1};
+    assert_int_equal(meas_run(&s, buf, 16, &r), MEAS_ECLOCK);
+    /* bad arguments */
+    assert_int_equal(meas_run(NULL, buf, 16, &r), MEAS_EINVAL);
+    assert_int_equal(meas_run(&s, NULL, 16, &r), MEAS_EINVAL);
+    assert_int_equal(meas_run(&s, buf, 0, &r), MEAS_EINVAL);
+    assert_int_equal(meas_run(&s, buf, 16, NULL), MEAS_EINVAL);
+    struct meas_spec both = s;
+    both.sample = (meas_sample_fn)1; /* body and sample both set */
+    assert_int_equal(meas_run(&both, buf, 16, &r), MEAS_EINVAL);
+    struct meas_spec none = s;
+    none.body = NULL;
+    assert_int_equal(meas_run(&none, buf, 16, &r), MEAS_EINVAL);
+}
+
+/* ---- sample mode --------------------------------------------------------------------------------------- */
+
+struct remote {
+    uint64_t empty_ticks, pass_ticks;
+    size_t calls, empty_calls, fail_at;
+};
+
+static int remote_sample(void *ctx, uint64_t iters, uint64_t *ticks)
+{
+    struct remote *r = ctx;
+    if (++r->calls == r->fail_at)
+        return -1;
+    if (iters == 0) {
+        r->empty_calls++;
+        *ticks = r->empty_ticks;
+    } else {
+        *ticks = r->empty_ticks + iters * r->pass_ticks + (r->calls % 2); /* one tick of jitter */
+    }
+    return 0;
+}
+
+static uint64_t zero_clock(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static void test_sample_mode(void **state)
+{
+    (void)state;
+    struct remote rm = {.empty_ticks = 50, .pass_ticks = 6400};
+    struct meas_spec s = {
+        .sample = remote_sample,
+        .ctx = &rm,
+        .clock = zero_clock,
+        .warmup_samples = 2,
+        .overhead_reps = 31,
+        .iters = 1,
+        .work_per_iter = 64, /* loads per pass */
+        .min_samples = 31,
+        .max_samples = 31,
+    };
+    double buf[64];
+    struct meas_result r;
+    assert_int_equal(meas_run(&s, buf, 64, &r), MEAS_OK);
+    assert_int_equal(rm.empty_calls, 31);
+    assert_int_equal(rm.calls, 2 + 31 + 31);
+    assert_int_equal(r.st.n, 31);
+    assert_true(fabs(r.overhead - 50) < 1e-9);
+    assert_true(r.st.median >= 100 && r.st.median <= 100 + 1.0 / 64);
+    /* the sample function failing anywhere is an error, not a short result */
+    rm = (struct remote){.empty_ticks = 50, .pass_ticks = 6400, .fail_at = 40};
+    assert_int_equal(meas_run(&s, buf, 64, &r), MEAS_ESAMPLE);
+}
+
+/* ---- statistics the engine publishes ------------------------------------------------------------------- */
+
+static void test_ci_ranks(void **state)
+{
+    (void)state;
+    size_t lo, hi;
+    bool exact;
+    /* Below 6 samples no interval reaches 95 %: the whole sample, flagged. */
+    stats_median_ci_ranks(5, &lo, &hi, &exact);
+    assert_false(exact);
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 4);
+    /* Known order-statistic intervals (1-based ranks in the literature, e.g. Conover, Practical
+     * Nonparametric Statistics, table A3): n = 6 -> (1, 6), n = 10 -> (2, 9), n = 20 -> (6, 15),
+     * n = 100 -> (40, 61). Here 0-based. */
+    static const size_t want[][3] = {{6, 0, 5}, {10, 1, 8}, {20, 5, 14}, {31, 9, 21}, {100, 39, 60}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        stats_median_ci_ranks(want[i][0], &lo, &hi, &exact);
+        assert_true(exact);
+        assert_int_equal(lo, want[i][1]);
+        assert_int_equal(hi, want[i][2]);
+    }
+    /* Large n: the normal approximation, symmetric, about 1.96 sqrt(n) / 2 ranks either side of the middle. */
+    stats_median_ci_ranks(10000, &lo, &hi, &exact);
+    assert_true(exact);
+    assert_int_equal(lo + hi, 9999);
+    assert_true(lo >= 4900 && lo <= 4903);
+    /* Exact and approximate agree where they meet. */
+    size_t lo1000, hi1000, lo1001, hi1001;
+    stats_median_ci_ranks(1000, &lo1000, &hi1000, &exact);
+    stats_median_ci_ranks(1001, &lo1001, &hi1001, &exact);
+    assert_true(lo1001 + 1 >= lo1000 && lo1001 <= lo1000 + 1);
+}
+
+static void test_compute_spread_and_ci(void **state)
+{
+    (void)state;
+    /* 1..11: median 6, |x - 6| = 0,1,1,2,2,...,5,5 -> MAD 3; spread 1.4826 x 3 / 6 */
+    double v[11];
+    for (int i = 0; i < 11; i++)
+        v[i] = 11 - i; /* unsorted on purpose */
+    struct stats s;
+    stats_compute(v, 11, &s);
+    assert_true(fabs(s.median - 6) < 1e-12);
+    assert_true(fabs(s.spread - 1.4826 * 3 / 6) < 1e-12);
+    /* n = 11: P(B <= 1) = 12/2048 < 2.5 % < P(B <= 2) = 67/2048 -> ranks 1 and 9: values 2 and 10 */
+    assert_true(fabs(s.ci_lo - 2) < 1e-12);
+    assert_true(fabs(s.ci_hi - 10) < 1e-12);
+    /* even n: the MAD interpolates like the median; one wild outlier barely moves the spread */
+    double w[8] = {10, 10, 10, 11, 11, 11, 12, 1000};
+    stats_compute(w, 8, &s);
+    assert_true(fabs(s.median - 11) < 1e-12);
+    assert_true(fabs(s.spread - 1.4826 * 1 / 11) < 1e-12);
+    /* equal samples: no spread, CI collapses on the value */
+    double e[7] = {3, 3, 3, 3, 3, 3, 3};
+    stats_compute(e, 7, &s);
+    assert_true(s.spread == 0 && s.ci_lo == 3 && s.ci_hi == 3);
+}
+
+static void test_scale_and_reciprocal(void **state)
+{
+    (void)state;
+    double v[6] = {1, 2, 3, 4, 5, 6};
+    struct stats s, b;
+    stats_compute(v, 6, &s);
+    stats_reciprocal(&s, 60, &b);
+    assert_true(fabs(b.min - 10) < 1e-12 && fabs(b.max - 60) < 1e-12);
+    assert_true(fabs(b.median - 60 / 3.5) < 1e-12);
+    assert_true(b.ci_lo <= b.median && b.median <= b.ci_hi);
+    assert_true(b.spread == s.spread);
+    stats_scale(&s, 2);
+    assert_true(fabs(s.median - 7) < 1e-12 && fabs(s.ci_hi - 12) < 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_body_protocol),
+        cmocka_unit_test(test_body_noisy_budget),
+        cmocka_unit_test(test_body_errors),
+        cmocka_unit_test(test_sample_mode),
+        cmocka_unit_test(test_ci_ranks),
+        cmocka_unit_test(test_compute_spread_and_ci),
+        cmocka_unit_test(test_scale_and_reciprocal),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
