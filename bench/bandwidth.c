@@ -3,6 +3,7 @@
 #include "bench/bandwidth.h"
 #include "bench/bw_kernels.h"
 #include "bench/bw_smbios.h"
+#include "bench/cache_sizes.h"
 #include "measure/engine.h"
 #include "measure/stats_json.h"
 #include "bench/cycle_accounting.h"
@@ -801,19 +802,9 @@ void bench_bandwidth(void)
 {
     const struct plat_config *cfg = plat_config();
     const struct cpu_info *ci = plat_cpuinfo();
-    C = (struct bw_ctx){.quick = cfg->quick, .hz = plat_tsc_hz(), .l1 = KiB(32), .l2 = KiB(256), .llc = MiB(8)};
-    uint8_t top = 0;
-    for (uint32_t i = 0; ci && i < ci->n_caches; i++) {
-        const struct cpu_cache *k = &ci->caches[i];
-        if (k->type == CPU_CACHE_INSTRUCTION || !k->bytes)
-            continue;
-        if (k->level == 1)
-            C.l1 = k->bytes;
-        if (k->level == 2)
-            C.l2 = k->bytes;
-        if (k->level >= top)
-            top = k->level, C.llc = k->bytes;
-    }
+    struct cache_sizes cs;
+    cache_sizes_or_nehalem(ci, &cs);
+    C = (struct bw_ctx){.quick = cfg->quick, .hz = plat_tsc_hz(), .l1 = cs.l1, .l2 = cs.l2, .llc = cs.llc};
     pm_opts_profile(&C.po);
     if (C.quick)
         C.po.min_samples = 3; /* memory-level passes are long under emulation */

@@ -8,7 +8,7 @@
 HOST_BENCH := build/host-bench/pmubench-host
 HOST_BENCH_SRCS := bench/hosted/main.c bench/hosted/platform_linux.c bench/bench_select.c \
 	bench/latency.c bench/lat_common.c bench/lat_plan.c bench/lat_sweep.c bench/lat_table2.c \
-	bench/lat_c2c.c bench/lat_numa.c bench/bandwidth.c bench/bw_kernels.c bench/bw_smbios.c bench/branch.c \
+	bench/lat_c2c.c bench/lat_numa.c bench/bandwidth.c bench/cache_sizes.c bench/bw_kernels.c bench/bw_smbios.c bench/branch.c \
 	bench/penalty.c bench/cycle_accounting.c measure/chain.c measure/chase.c measure/engine.c measure/stats_json.c measure/stats.c measure/knee.c measure/rand.c \
 	kernel/record.c kernel/json.c kernel/crc32.c kernel/fmt.c kernel/config.c kernel/cpuid.c
 HOST_BENCH_HDRS := $(wildcard measure/*.h bench/*.h bench/hosted/*.h) kernel/record.h kernel/json.h kernel/config.h \

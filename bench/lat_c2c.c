@@ -54,8 +54,8 @@ static void print_matrix(const char *title, double m[][LAT_C2C_MAX_CPUS], uint32
 void bench_c2c(void)
 {
     uint32_t total = plat_cpu_count();
-    struct lat_caches c;
-    lat_caches_from_cpuid(plat_cpuinfo(), &c);
+    struct cache_sizes c;
+    cache_sizes_from_cpuid(plat_cpuinfo(), &c);
     uint64_t w = MIN(lat_placed_bytes(&c), LAT_C2C_MAX_BYTES);
     w = MAX(ALIGN_DOWN(w, (uint64_t)LAT_PLACED_STRIDE * CHASE_UNROLL), (uint64_t)LAT_PLACED_STRIDE * CHASE_UNROLL);
     size_t rounds, warm;

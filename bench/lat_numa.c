@@ -26,7 +26,7 @@ static void chase_job(void *arg)
 static double numa_ns[NUMA_MAX][NUMA_MAX];
 
 /* DRAM working set for node `node`, capped by max_bytes and half the node's largest free block. */
-static uint64_t dram_bytes(const struct lat_caches *c, int node)
+static uint64_t dram_bytes(const struct cache_sizes *c, int node)
 {
     const struct plat_config *cfg = plat_config();
     uint64_t cap = cfg->max_bytes;
@@ -51,8 +51,8 @@ static void *dram_chain(struct plat_buf *b, uint64_t w, uint64_t seed, struct la
 
 void bench_numa_latency(void)
 {
-    struct lat_caches c;
-    lat_caches_from_cpuid(plat_cpuinfo(), &c);
+    struct cache_sizes c;
+    cache_sizes_from_cpuid(plat_cpuinfo(), &c);
     uint32_t nodes = MIN(plat_node_count(), (uint32_t)NUMA_MAX);
     uint32_t ncpu = plat_cpu_count();
     struct plat_cpu cpu_of[NUMA_MAX];
@@ -199,8 +199,8 @@ void bench_loaded_latency(void)
         loaded_unavailable("one CPU: no other core to generate load");
         return;
     }
-    struct lat_caches c;
-    lat_caches_from_cpuid(plat_cpuinfo(), &c);
+    struct cache_sizes c;
+    cache_sizes_from_cpuid(plat_cpuinfo(), &c);
     struct plat_cpu self;
     plat_cpu(0, &self);
 

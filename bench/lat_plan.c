@@ -23,26 +23,6 @@ int lat_ref_text(const struct lat_row_ref *r, char *buf, size_t len)
     return fmt_snprintf(buf, len, "~%.0f-%.0f %s", r->lo, r->hi, r->unit);
 }
 
-void lat_caches_from_cpuid(const struct cpu_info *ci, struct lat_caches *c)
-{
-    *c = (struct lat_caches){.line = 64};
-    if (!ci)
-        return;
-    for (uint32_t i = 0; i < ci->n_caches && i < CPU_MAX_CACHES; i++) {
-        const struct cpu_cache *k = &ci->caches[i];
-        if (k->type != CPU_CACHE_DATA && k->type != CPU_CACHE_UNIFIED)
-            continue;
-        uint64_t *slot = k->level == 1 ? &c->l1 : k->level == 2 ? &c->l2 : k->level == 3 ? &c->l3 : NULL;
-        if (slot && k->bytes > *slot)
-            *slot = k->bytes;
-        if (k->level == 3)
-            c->l3_inclusive = k->inclusive;
-        if (k->line >= 16 && k->line <= 256 && IS_POW2(k->line) && k->level == 1)
-            c->line = k->line;
-    }
-    c->llc = c->l3 ? c->l3 : c->l2 ? c->l2 : c->l1;
-}
-
 /* 2^(s/p) for 0 <= s < p without libm: Newton's method for the p-th root of 2, then its s-th power. */
 static double pow2_frac(unsigned s, unsigned p)
 {
@@ -123,7 +103,7 @@ uint64_t lat_sweep_top(uint64_t llc, uint64_t cap)
     return MAX(top, LAT_SWEEP_LO);
 }
 
-uint64_t lat_placed_bytes(const struct lat_caches *c)
+uint64_t lat_placed_bytes(const struct cache_sizes *c)
 {
     const uint64_t unit = (uint64_t)LAT_PLACED_STRIDE * 64;
     uint64_t w = c && c->l2 ? c->l2 / 4 : KiB(64);
@@ -133,7 +113,7 @@ uint64_t lat_placed_bytes(const struct lat_caches *c)
     return MAX(ALIGN_DOWN(w, unit), unit);
 }
 
-uint64_t lat_evict_bytes(const struct lat_caches *c, int levels)
+uint64_t lat_evict_bytes(const struct cache_sizes *c, int levels)
 {
     uint64_t l1 = c && c->l1 ? c->l1 : KiB(32);
     uint64_t want = levels >= 2 ? 2 * (l1 + (c && c->l2 ? c->l2 : 0)) : 2 * l1;
@@ -142,7 +122,7 @@ uint64_t lat_evict_bytes(const struct lat_caches *c, int levels)
     return MAX(ALIGN_UP(want, KiB(64)), KiB(64));
 }
 
-uint64_t lat_dram_bytes(const struct lat_caches *c, bool quick, uint64_t cap)
+uint64_t lat_dram_bytes(const struct cache_sizes *c, bool quick, uint64_t cap)
 {
     uint64_t llc = c ? c->llc : 0;
     uint64_t w = quick ? MAX(2 * llc, MiB(16)) : MAX(8 * llc, MiB(64));
@@ -151,7 +131,7 @@ uint64_t lat_dram_bytes(const struct lat_caches *c, bool quick, uint64_t cap)
     return MAX(ALIGN_DOWN(w, MiB(2)), MiB(2));
 }
 
-uint64_t lat_l1_bytes(const struct lat_caches *c)
+uint64_t lat_l1_bytes(const struct cache_sizes *c)
 {
     uint64_t w = c && c->l1 ? c->l1 / 2 : KiB(16);
     return MAX(ALIGN_DOWN(w, KiB(1)), KiB(1));

@@ -4,6 +4,7 @@
 
 #include "kernel/klib.h"
 #include "kernel/cpuid.h"
+#include "bench/cache_sizes.h"
 
 /* Sweep limits (docs/latency.md "Sweep"). */
 #define LAT_SWEEP_LO KiB(1)          /* smallest working set */
@@ -13,14 +14,7 @@
 #define LAT_SWEEP_PPO_QUICK 1        /* quick profile */
 #define LAT_MAX_POINTS 256           /* = KNEE_MAX_POINTS: one curve goes to knee_detect whole */
 
-/* The caches the plans are made from: the data or unified cache of each level (0: absent). */
-struct lat_caches {
-    uint64_t l1, l2, l3;
-    uint64_t llc;  /* largest level present (0: none) */
-    uint32_t line; /* bytes; 64 when CPUID gives none */
-    bool l3_inclusive;
-};
-void lat_caches_from_cpuid(const struct cpu_info *ci, struct lat_caches *c);
+
 
 /*
  * Working-set sizes from lo to hi inclusive: `per_octave` points per doubling on the geometric grid
@@ -42,7 +36,7 @@ uint64_t lat_sweep_top(uint64_t llc, uint64_t cap);
  * at least that much. Without an L2: 64 KiB.
  */
 #define LAT_PLACED_STRIDE 128u /* one line per 128-byte pair: the adjacent-line prefetcher finds nothing */
-uint64_t lat_placed_bytes(const struct lat_caches *c);
+uint64_t lat_placed_bytes(const struct cache_sizes *c);
 /* Elements of the placed chain for a working set (bytes / LAT_PLACED_STRIDE). */
 static inline size_t lat_placed_lines(uint64_t bytes) { return (size_t)(bytes / LAT_PLACED_STRIDE); }
 /* The c2c matrix uses the smaller of that and 64 KiB: the cost is per line, the cells are many. */
@@ -54,14 +48,14 @@ static inline size_t lat_placed_lines(uint64_t bytes) { return (size_t)(bytes / 
  * at most a quarter of the L3 when there is one, so the lines are not pushed out of the L3 too (an
  * inclusive L3 would then also invalidate them in the other cores). A multiple of 64 KiB.
  */
-uint64_t lat_evict_bytes(const struct lat_caches *c, int levels);
+uint64_t lat_evict_bytes(const struct cache_sizes *c, int levels);
 
 /* Working set for the DRAM rows and the NUMA matrix: 8 x the LLC, at least 64 MiB (quick: 2 x, at least
  * 16 MiB), capped by `cap` (0: none), a multiple of 2 MiB, at least 2 MiB. */
-uint64_t lat_dram_bytes(const struct lat_caches *c, bool quick, uint64_t cap);
+uint64_t lat_dram_bytes(const struct cache_sizes *c, bool quick, uint64_t cap);
 
 /* L1 row: a chase over half the L1 (16 KiB without one), a multiple of 1 KiB. */
-uint64_t lat_l1_bytes(const struct lat_caches *c);
+uint64_t lat_l1_bytes(const struct cache_sizes *c);
 
 /* Which of n CPUs the c2c matrix uses: all of them when n <= max, else `max` indices spread evenly over
  * 0..n-1 (0 always first, strictly ascending). Returns how many it wrote to out (which holds max). */

@@ -155,9 +155,9 @@ static void print_table(size_t ns, const char *cycles_method)
 /* cache_inferred records from the curve of one series, matched against the CPUID data/unified caches. */
 static void infer_caches(const struct series *s)
 {
-    struct lat_caches cc;
-    const struct lat_caches *c = &cc;
-    lat_caches_from_cpuid(plat_cpuinfo(), &cc);
+    struct cache_sizes cc;
+    const struct cache_sizes *c = &cc;
+    cache_sizes_from_cpuid(plat_cpuinfo(), &cc);
     uint64_t cb[3];
     int lv[3];
     size_t nc = 0;
@@ -229,8 +229,8 @@ static void infer_caches(const struct series *s)
 void lat_sweep_run(void)
 {
     const struct plat_config *cfg = plat_config();
-    struct lat_caches c;
-    lat_caches_from_cpuid(plat_cpuinfo(), &c);
+    struct cache_sizes c;
+    cache_sizes_from_cpuid(plat_cpuinfo(), &c);
 
     uint64_t cap = plat_alloc_limit(-1) / 2; /* leave the other half to everything else */
     if (cfg->max_bytes && (cap == 0 || cfg->max_bytes < cap))

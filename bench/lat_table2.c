@@ -20,7 +20,7 @@ static struct row_out rows[LAT_ROW_COUNT];
 
 /* What the rows share: the CPUs that hold lines, the placed chain and the eviction buffer. */
 struct env {
-    struct lat_caches c;
+    struct cache_sizes c;
     uint32_t ncpu;
     struct plat_cpu self, helper, remote;
     bool have_helper, have_remote;
@@ -369,7 +369,7 @@ void lat_table2_run(void)
     memset(rows, 0, sizeof(rows));
     uint64_t s = cfg->seed ^ 0x7ab1e2ull;
     e.seed = splitmix64_next(&s);
-    lat_caches_from_cpuid(plat_cpuinfo(), &e.c);
+    cache_sizes_from_cpuid(plat_cpuinfo(), &e.c);
     find_cpus(&e);
     setup_lines(&e);
 

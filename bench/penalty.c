@@ -1,6 +1,7 @@
 /* penalty.c - the timed-loop protocol and the penalty measurements: each a small loop whose latency, or
  * difference to a baseline loop, is one P_i of the guide's stall decomposition. */
 #include "bench/penalty.h"
+#include "bench/cache_sizes.h"
 #include "measure/chain.h"
 #include "measure/chase.h"
 #include "measure/engine.h"
@@ -412,31 +413,6 @@ static void emit_delta(const char *name, const struct pm_result *a, const struct
     plat_rec_end();
 }
 
-/* Cache sizes from CPUID: data/unified level 1, 2 and the last level, with fallbacks (Nehalem's). */
-struct pen_caches {
-    uint64_t l1, l2, llc;
-};
-static void caches(struct pen_caches *c)
-{
-    *c = (struct pen_caches){KiB(32), KiB(256), MiB(8)};
-    const struct cpu_info *ci = plat_cpuinfo();
-    uint8_t top = 0;
-    for (uint32_t i = 0; ci && i < ci->n_caches; i++) {
-        const struct cpu_cache *k = &ci->caches[i];
-        if (k->type == CPU_CACHE_INSTRUCTION || !k->bytes)
-            continue;
-        if (k->level == 1)
-            c->l1 = k->bytes;
-        if (k->level == 2)
-            c->l2 = k->bytes;
-        if (k->level >= top) {
-            top = k->level;
-            c->llc = k->bytes;
-        }
-    }
-    if (top < 3)
-        c->llc = MAX(c->llc, c->l2);
-}
 
 /* Chase chain over `bytes` of b (random lines, or one line per 4 KiB page). NULL when it cannot. */
 static void *build_chain(struct plat_buf *b, uint64_t bytes, enum chain_mode mode, struct plat_buf *scratch)
@@ -523,8 +499,8 @@ static void measure_l1_and_splits(struct pm_result *l1)
 /* L2, LLC and DRAM hits, the fill-buffer hit, as random chases in buffers of large pages. */
 static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scratch)
 {
-    struct pen_caches c;
-    caches(&c);
+    struct cache_sizes c;
+    cache_sizes_or_nehalem(plat_cpuinfo(), &c);
     const struct plat_config *cfg = plat_config();
     uint64_t l2_ws = MAX(2 * c.l1, MIN(4 * c.l1, c.l2 / 2));
     uint64_t llc_ws = MAX(2 * c.l2, MIN(c.llc / 2, 4 * c.l2));

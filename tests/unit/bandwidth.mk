@@ -1,6 +1,6 @@
 # bandwidth.mk - host tests of the bandwidth, branch, penalty and cycle-accounting benchmarks. The benchmark
 # code runs against tests/unit/bw_fake_platform.c (malloc'd buffers, pthreads as CPUs, records kept in memory).
-BW_TEST_BENCH := bench/bandwidth.c bench/bw_kernels.c bench/bw_smbios.c bench/branch.c bench/penalty.c \
+BW_TEST_BENCH := bench/bandwidth.c bench/cache_sizes.c bench/bw_kernels.c bench/bw_smbios.c bench/branch.c bench/penalty.c \
 	bench/cycle_accounting.c measure/chain.c measure/chase.c measure/engine.c measure/stats_json.c measure/stats.c measure/rand.c \
 	kernel/json.c kernel/fmt.c tests/unit/bw_fake_platform.c
 

@@ -145,8 +145,8 @@ static void caches_from_cpuid_pick_data_levels(void **state)
 {
     (void)state;
     struct cpu_info ci = nehalem();
-    struct lat_caches c;
-    lat_caches_from_cpuid(&ci, &c);
+    struct cache_sizes c;
+    cache_sizes_from_cpuid(&ci, &c);
     assert_int_equal(c.l1, KiB(32)); /* the larger instruction cache is not a data level */
     assert_int_equal(c.l2, KiB(256));
     assert_int_equal(c.l3, MiB(8));
@@ -155,20 +155,20 @@ static void caches_from_cpuid_pick_data_levels(void **state)
     assert_true(c.l3_inclusive);
 
     ci.n_caches = 3; /* no L3: the L2 is the last level */
-    lat_caches_from_cpuid(&ci, &c);
+    cache_sizes_from_cpuid(&ci, &c);
     assert_int_equal(c.l3, 0);
     assert_int_equal(c.llc, KiB(256));
 
     ci.n_caches = 0;
-    lat_caches_from_cpuid(&ci, &c);
+    cache_sizes_from_cpuid(&ci, &c);
     assert_int_equal(c.llc, 0);
     assert_int_equal(c.line, 64);
-    lat_caches_from_cpuid(NULL, &c);
+    cache_sizes_from_cpuid(NULL, &c);
     assert_int_equal(c.llc, 0);
 
     ci = nehalem();
     ci.n_caches = 200; /* a corrupt count never reads past the array */
-    lat_caches_from_cpuid(&ci, &c);
+    cache_sizes_from_cpuid(&ci, &c);
     assert_int_equal(c.l3, MiB(8));
 }
 
@@ -176,8 +176,8 @@ static void placed_bytes_quarter_l2_whole_iterations(void **state)
 {
     (void)state;
     struct cpu_info ci = nehalem();
-    struct lat_caches c;
-    lat_caches_from_cpuid(&ci, &c);
+    struct cache_sizes c;
+    cache_sizes_from_cpuid(&ci, &c);
     uint64_t w = lat_placed_bytes(&c);
     assert_int_equal(w, KiB(64)); /* a quarter of 256 KiB, which is also twice the 32 KiB L1 */
     c.l2 = MiB(2); /* Sapphire Rapids: 48 KiB L1D, 2 MiB L2 */
@@ -194,10 +194,10 @@ static void placed_bytes_quarter_l2_whole_iterations(void **state)
     assert_int_equal(w % (LAT_PLACED_STRIDE * 64), 0);
     /* No cache data at all. */
     assert_int_equal(lat_placed_bytes(NULL), KiB(64));
-    struct lat_caches none = {0};
+    struct cache_sizes none = {0};
     assert_int_equal(lat_placed_bytes(&none), KiB(64));
     /* An odd L2 (12 x 64 KiB = 768 KiB, 3 MiB ...) rounds down to whole chase iterations. */
-    c = (struct lat_caches){.l1 = KiB(48), .l2 = KiB(1280) + 100};
+    c = (struct cache_sizes){.l1 = KiB(48), .l2 = KiB(1280) + 100};
     w = lat_placed_bytes(&c);
     assert_int_equal(w % (LAT_PLACED_STRIDE * 64), 0);
     assert_true(w <= c.l2 / 4 && w > c.l2 / 4 - LAT_PLACED_STRIDE * 64);
@@ -207,8 +207,8 @@ static void evict_bytes_twice_capacity_capped_by_l3(void **state)
 {
     (void)state;
     struct cpu_info ci = nehalem();
-    struct lat_caches c;
-    lat_caches_from_cpuid(&ci, &c);
+    struct cache_sizes c;
+    cache_sizes_from_cpuid(&ci, &c);
     assert_int_equal(lat_evict_bytes(&c, 2), 2 * (KiB(32) + KiB(256)));
     assert_int_equal(lat_evict_bytes(&c, 1), KiB(64));
     /* QEMU's legacy Nehalem: 4 MiB L2 under a 16 MiB L3 -> a quarter of the L3. */
@@ -216,10 +216,10 @@ static void evict_bytes_twice_capacity_capped_by_l3(void **state)
     c.l3 = MiB(16);
     assert_int_equal(lat_evict_bytes(&c, 2), MiB(4));
     /* Multiples of 64 KiB, never 0. */
-    c = (struct lat_caches){.l1 = KiB(48), .l2 = KiB(1280)};
+    c = (struct cache_sizes){.l1 = KiB(48), .l2 = KiB(1280)};
     assert_int_equal(lat_evict_bytes(&c, 2) % KiB(64), 0);
     assert_true(lat_evict_bytes(&c, 2) >= 2 * (KiB(48) + KiB(1280)));
-    c = (struct lat_caches){.l1 = KiB(32), .l2 = KiB(256), .l3 = KiB(64)};
+    c = (struct cache_sizes){.l1 = KiB(32), .l2 = KiB(256), .l3 = KiB(64)};
     assert_int_equal(lat_evict_bytes(&c, 2), KiB(64));
     assert_int_equal(lat_evict_bytes(NULL, 2), KiB(64));
 }
@@ -227,7 +227,7 @@ static void evict_bytes_twice_capacity_capped_by_l3(void **state)
 static void dram_bytes_scales_with_llc_and_caps(void **state)
 {
     (void)state;
-    struct lat_caches c = {.llc = MiB(8)};
+    struct cache_sizes c = {.llc = MiB(8)};
     assert_int_equal(lat_dram_bytes(&c, false, 0), MiB(64));
     assert_int_equal(lat_dram_bytes(&c, true, 0), MiB(16));
     c.llc = MiB(32);
@@ -242,7 +242,7 @@ static void dram_bytes_scales_with_llc_and_caps(void **state)
 static void l1_bytes_half_l1(void **state)
 {
     (void)state;
-    struct lat_caches c = {.l1 = KiB(48)};
+    struct cache_sizes c = {.l1 = KiB(48)};
     assert_int_equal(lat_l1_bytes(&c), KiB(24));
     c.l1 = 0;
     assert_int_equal(lat_l1_bytes(&c), KiB(16));
