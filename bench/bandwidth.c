@@ -596,7 +596,7 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
         .work_per_iter = (double)jobs[0].bytes * (double)passes * (double)n,
         .min_samples = C.mt_min,
         .max_samples = C.mt_max,
-        .target_spread = C.po.target_cv,
+        .target_ci = C.po.target_ci,
         .budget_ticks = C.po.budget_tsc,
     };
     struct meas_result m;

@@ -47,17 +47,21 @@ void lat_result_json(struct json *j, const struct lat_result *r)
     json_kv_double(j, "core_tsc_ratio", r->ratio);
 }
 
+uint64_t lat_budget_ticks(void)
+{
+    const struct plat_config *cfg = plat_config();
+    uint32_t ms = cfg->time_budget_ms ? cfg->time_budget_ms : cfg->quick ? 2 : 50;
+    return (uint64_t)ms * plat_tsc_hz() / 1000;
+}
+
 void lat_chase_opts(struct chase_opts *o)
 {
     const struct plat_config *cfg = plat_config();
     chase_opts_default(o);
     o->serialize = cfg->serialize;
-    uint32_t ms = cfg->time_budget_ms ? cfg->time_budget_ms : cfg->quick ? 2 : 50;
-    o->budget_tsc = (uint64_t)ms * plat_tsc_hz() / 1000;
-    if (cfg->quick) {
-        o->min_samples = 5;
-        o->target_cv = 0.02;
-    }
+    o->budget_tsc = lat_budget_ticks();
+    o->min_samples = meas_min_samples(cfg->quick);
+    o->target_ci = meas_ci_target(cfg->quick);
 }
 
 /* Reads the hook's counter and the TSC side by side. */
@@ -207,7 +211,7 @@ int lat_placed_round(const struct lat_placed *p, struct lat_pass *pass)
 void lat_placed_rounds(size_t *rounds, size_t *warm)
 {
     bool quick = plat_config()->quick;
-    *rounds = quick ? 5 : 31;
+    *rounds = quick ? 15 : 101;
     *warm = quick ? 1 : 2;
 }
 
@@ -255,8 +259,10 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
         .overhead_reps = CHASE_OVERHEAD_REPS,
         .iters = 1, /* one pass per sample: the placement is undone by the pass itself */
         .work_per_iter = (double)p->lines->n,
-        .min_samples = rounds,
+        .min_samples = MIN(meas_min_samples(plat_config()->quick), rounds),
         .max_samples = rounds,
+        .target_ci = meas_ci_target(plat_config()->quick),
+        .budget_ticks = lat_budget_ticks(),
     };
 
     const struct latency_cycle_counter *hook = latency_cycle_counter();

@@ -35,8 +35,10 @@ void lat_result_json(struct json *j, const struct lat_result *r);
 /* The core/TSC ratio and its name when no counter measured it. */
 double lat_default_ratio(const char **method);
 
-/* Chase options of the profile: budget per point from time_budget_ms (quick 2 ms, full 50 ms), quick takes
- * 5 samples at least and stops at 2 % robust CV, full 11 and 1 %. */
+/* Sampling budget per measurement: time_budget_ms, else quick 2 ms, full 50 ms, in TSC ticks. */
+uint64_t lat_budget_ticks(void);
+/* Chase options of the profile: budget per point lat_budget_ticks, at least meas_min_samples samples, stop
+ * once the CI of the median is within meas_ci_target (quick 5 %, full 1 %). */
 void lat_chase_opts(struct chase_opts *o);
 /* Steady-state chase_measure of the chain at start (n elements) on the calling CPU, with the PMU's cycle
  * counter around it when one is installed and own_cpu says the caller is the benchmark's own CPU (the
@@ -101,14 +103,17 @@ struct lat_placed {
     size_t rounds, warm;    /* measured rounds, and rounds before them that are thrown away */
 };
 
-/* Runs rounds (warm + rounds) of: every step in order (each on its CPU, waited for), then one timed pass
- * on the measurer. r gets TSC ticks per load over the measured rounds; the ratio is the platform's (or the
+/* Measures through the engine (sample mode): warm rounds thrown away, the empty timed region on the measurer
+ * as the overhead, then up to `rounds` rounds of: every step in order (each on its CPU, waited for), then
+ * one timed pass on the measurer, until the profile's CI target or time budget. r gets TSC ticks per load; the ratio is the platform's (or the
  * counter hook's, when the measurer is the benchmark's own CPU). Returns 0, or -1 when a CPU failed (its
  * id in *failed_cpu) or the pass did not return to its start. */
 int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *failed_cpu);
 /* One round (steps + pass) without statistics, for replays (PEBS hook). 0 or -1. */
 int lat_placed_round(const struct lat_placed *p, struct lat_pass *pass);
-/* Rounds per placed measurement for the profile: quick 5 (+1 warm), full 31 (+2 warm). */
+/* Rounds per placed measurement for the profile: at most quick 15 (+1 warm), full 101 (+2 warm); the engine
+ * stops earlier once the CI of the median reaches the profile's target (at least meas_min_samples rounds)
+ * or the time budget is used. */
 void lat_placed_rounds(size_t *rounds, size_t *warm);
 
 /* Human text of a byte count: "32 KiB", "1.5 MiB" (buf of at least 16). */

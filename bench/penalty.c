@@ -23,9 +23,9 @@ void pm_opts_profile(struct pm_opts *o)
     *o = (struct pm_opts){
         .min_sample_tsc = quick ? 20000 : 200000,
         .budget_tsc = (uint64_t)ms * hz / 1000,
-        .min_samples = quick ? 5 : 11,
+        .min_samples = meas_min_samples(quick),
         .max_samples = quick ? 31 : 201,
-        .target_cv = quick ? 0.03 : 0.01,
+        .target_ci = meas_ci_target(quick),
         .warmup_iters = 64,
         .serialize = cfg->serialize,
     };
@@ -82,7 +82,7 @@ int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_resu
         .max_iters = PM_MAX_ITERS,
         .min_samples = o->min_samples,
         .max_samples = o->max_samples,
-        .target_spread = o->target_cv,
+        .target_ci = o->target_ci,
         .budget_ticks = o->budget_tsc,
     };
     struct meas_result m;

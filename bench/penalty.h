@@ -24,7 +24,7 @@ struct pm_opts {
     uint64_t min_sample_tsc;         /* a sample lasts at least this many ticks beyond the overhead */
     uint64_t budget_tsc;             /* sampling stops after this many ticks (min_samples still taken); 0 none */
     size_t min_samples, max_samples; /* max_samples <= PM_MAX_SAMPLES */
-    double target_cv;                /* stop early at this robust CV */
+    double target_ci;                /* stop early once the median's CI half-width / median is this */
     uint64_t warmup_iters;           /* iterations run before anything is timed (0: 64) */
     uint64_t first_iters;            /* calibration starts here and doubles (0: 16) */
     enum timing_serialize serialize;
@@ -44,13 +44,13 @@ struct pm_result {
     const char *cycles_method; /* "pmu:<event>" (counted around one sample) or "core_tsc_ratio:<platform method>" */
     double cycles, ns;         /* median per iteration */
     double cv;                 /* robust spread of the per-iteration samples (tsc.spread) */
-    bool converged;            /* the stop rule reached target_cv */
+    bool converged;            /* the stop rule reached target_ci */
     uint64_t iters_per_sample;
     size_t samples;
 };
 
 /* Times fn: warm-up, the median of PM_OVERHEAD_REPS empty calls (subtracted), iterations doubled until a
- * sample lasts min_sample_tsc, then samples until the robust CV reaches target_cv, max_samples or the budget.
+ * sample lasts min_sample_tsc, then samples until the CI of the median reaches target_ci, max_samples or the budget.
  * Runs on the calling CPU; the caller owns the environment (interrupts off). Returns 0, or -1 when the clock
  * does not advance or an argument is invalid. */
 int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_result *r);

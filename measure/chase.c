@@ -21,7 +21,7 @@ void chase_opts_default(struct chase_opts *o)
         .budget_tsc = 0,
         .min_samples = 11,
         .max_samples = 0,
-        .target_cv = 0.01,
+        .target_ci = 0.01,
         .warmup_passes = 1,
         .serialize = TIMING_DEFAULT_SERIALIZE,
         .clock = NULL,
@@ -66,7 +66,7 @@ int chase_measure(void *start, size_t n_elems, const struct chase_opts *o, doubl
         .work_per_iter = CHASE_UNROLL,
         .min_samples = min_n,
         .max_samples = max_n,
-        .target_spread = o->target_cv,
+        .target_ci = o->target_ci,
         .budget_ticks = o->budget_tsc,
     };
     struct meas_result m;

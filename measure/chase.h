@@ -18,7 +18,7 @@ struct chase_opts {
     uint64_t budget_tsc;             /* sampling stops once it has taken this many ticks; 0 = none */
     size_t min_samples;              /* at least this many samples, budget or not (0 is taken as 1) */
     size_t max_samples;              /* at most this many (0 = sample_cap) */
-    double target_cv;                /* stop when stats_robust_cv <= target_cv; <= 0: never early */
+    double target_ci;                /* stop when the median's 95 % CI half-width / median <= this; <= 0: never */
     size_t warmup_passes;            /* full passes over the chain before anything is timed (0 -> 1) */
     enum timing_serialize serialize; /* fencing of the built-in clock (measure/timing.h) */
     chase_clock_fn clock;            /* NULL: timing_read(serialize); tests inject a fake clock here */
@@ -36,7 +36,7 @@ struct chase_result {
     uint64_t loads_per_sample; /* a multiple of CHASE_UNROLL */
     uint64_t loads_total;      /* every load done: warm-up + calibration + samples */
     uint64_t elapsed_tsc;      /* ticks from the first to the last clock read of the call */
-    bool converged;            /* sampling ended because the robust CV reached target_cv */
+    bool converged;            /* sampling ended because the CI reached target_ci */
     bool budget_hit;           /* sampling ended because budget_tsc ran out */
     void *end;                 /* element the chase stopped on: start advanced by loads_total links */
 };
@@ -59,7 +59,7 @@ void *chase_run(void *p, uint64_t iters);
 /* Measures the load-to-use latency of the chain at start (a single cycle of n_elems elements, as
  * chain_build makes): one or more warm-up passes; the overhead of an empty timed region; loads_per_sample
  * doubled from CHASE_UNROLL until a sample lasts min_sample_tsc; then samples into sample_buf until
- * stats_should_stop(target_cv), max_samples, sample_cap or budget_tsc (counted from the first sample: the
+ * stats_should_stop(target_ci), max_samples, sample_cap or budget_tsc (counted from the first sample: the
  * warm-up takes one pass of the chain whatever the budget), but never fewer than min_samples.
  * The chase continues across samples, never restarting at start. On return sample_buf holds the
  * per-load samples sorted ascending and r the summary. The caller owns the environment (interrupts off,

@@ -105,7 +105,7 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
         buf[n++] = ((double)dt - overhead) / ((double)iters * work);
         if (n < min_n || n == max_n)
             continue;
-        if (stats_should_stop(buf, n, min_n, 0, s->target_spread)) {
+        if (stats_should_stop(buf, n, min_n, 0, s->target_ci)) {
             converged = true;
             break;
         }

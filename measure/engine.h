@@ -22,9 +22,10 @@
  *      median subtracted from every sample (0 reps: nothing subtracted);
  *   3. calibration: iterations doubled from `iters` until a region lasts min_sample_ticks beyond the
  *      overhead (min_sample_ticks 0: `iters` is used as it is);
- *   4. samples: value = (ticks - overhead) / (iters x work_per_iter), until the stop rule: the robust
- *      spread of the samples (stats_robust_cv) reaches target_spread (`converged`), max_samples, or the
- *      sampling phase has used budget_ticks (`budget_hit`); never fewer than min_samples;
+ *   4. samples: value = (ticks - overhead) / (iters x work_per_iter), until the stop rule: the 95 %
+ *      confidence interval of the median is within target_ci of it (stats_should_stop: `converged`),
+ *      max_samples, or the sampling phase has used budget_ticks (`budget_hit`); never fewer than
+ *      min_samples (and no interval exists below 6 samples);
  *   5. statistics: stats_compute over the samples (median, p10, p90, min, max, spread, 95 % CI of the
  *      median), in ticks per unit of work.
  */
@@ -53,11 +54,19 @@ struct meas_spec {
     double work_per_iter;      /* units of work per iteration (loads, bytes ...; 0 -> 1) */
     size_t min_samples;        /* at least this many (0 -> 1; above max_samples: max_samples) */
     size_t max_samples;        /* at most this many (0 or above the buffer: the buffer) */
-    double target_spread;      /* stop once the robust spread is <= this; <= 0: never early */
+    double target_ci;          /* stop once the CI half-width / median is <= this; <= 0: never early */
     uint64_t budget_ticks;     /* stop once sampling has taken this long (min_samples still taken); 0: none */
 };
 
 #define MEAS_MAX_ITERS (1ull << 34)
+
+/* The profiles' precision targets (docs/measurement.md): the stop rule aims at a 95 % CI of the median
+ * within 1 % of it (full) or 5 % (quick), from at least 11 (full) or 7 (quick) samples; a figure whose
+ * interval is wider than its profile's target is `noisy`. */
+#define MEAS_CI_TARGET_FULL 0.01
+#define MEAS_CI_TARGET_QUICK 0.05
+static inline double meas_ci_target(bool quick) { return quick ? MEAS_CI_TARGET_QUICK : MEAS_CI_TARGET_FULL; }
+static inline size_t meas_min_samples(bool quick) { return quick ? 7 : 11; }
 
 struct meas_result {
     struct stats st;          /* ticks per unit of work over the samples */
@@ -65,7 +74,7 @@ struct meas_result {
     uint64_t iters;           /* iterations per sample */
     uint64_t iters_total;     /* every iteration run: warm-up, calibration, samples */
     uint64_t elapsed;         /* ticks from the first to the last clock read */
-    bool converged;           /* sampling ended because target_spread was reached */
+    bool converged;           /* sampling ended because the CI reached target_ci */
     bool budget_hit;          /* sampling ended because budget_ticks ran out */
 };
 

@@ -249,11 +249,36 @@ double stats_robust_cv(const double *samples, size_t n)
     return 1.4826 * mad / am;
 }
 
-bool stats_should_stop(const double *samples, size_t n, size_t min_n, size_t max_n, double target_cv)
+double stats_ci_rel_halfwidth(const double *samples, size_t n)
+{
+    double w[STATS_STOP_WINDOW];
+    size_t m = 0;
+
+    if (!samples || n == 0)
+        return __builtin_inf();
+    size_t first = n > STATS_STOP_WINDOW ? n - STATS_STOP_WINDOW : 0;
+    for (size_t i = first; i < n; i++)
+        if (!__builtin_isnan(samples[i]))
+            w[m++] = samples[i];
+    size_t lo, hi;
+    bool exact;
+    stats_median_ci_ranks(m, &lo, &hi, &exact);
+    if (!exact)
+        return __builtin_inf();
+    stats_sort(w, m);
+    double med = stats_quantile_sorted(w, m, 0.5);
+    double half = (w[hi] - w[lo]) / 2;
+    double am = med < 0 ? -med : med;
+    if (half == 0)
+        return 0;
+    return am > 0 ? half / am : __builtin_inf();
+}
+
+bool stats_should_stop(const double *samples, size_t n, size_t min_n, size_t max_n, double target_ci)
 {
     if (max_n > 0 && n >= max_n)
         return true;
-    if (n < min_n || n == 0 || !(target_cv > 0))
+    if (n < min_n || n == 0 || !(target_ci > 0))
         return false;
-    return stats_robust_cv(samples, n) <= target_cv;
+    return stats_ci_rel_halfwidth(samples, n) <= target_ci;
 }

@@ -52,9 +52,15 @@ void stats_reciprocal(const struct stats *x, double k, struct stats *out);
  * samples when there are more; 0 when all are equal, +inf when the median is 0 but the MAD is not. */
 double stats_robust_cv(const double *samples, size_t n);
 
-/* Adaptive sampling: true when n >= max_n (max_n > 0), or when n >= min_n and
- * stats_robust_cv(samples, n) <= target_cv. target_cv <= 0 disables the early stop. */
-bool stats_should_stop(const double *samples, size_t n, size_t min_n, size_t max_n, double target_cv);
+/* Half-width of the 95 % confidence interval of the median (stats_median_ci_ranks) relative to |median|,
+ * over the last STATS_STOP_WINDOW samples; +inf with fewer than 6 samples (no such interval) or a zero
+ * median with a non-zero width, 0 when the interval has no width. */
+double stats_ci_rel_halfwidth(const double *samples, size_t n);
+
+/* Adaptive sampling: true when n >= max_n (max_n > 0), or when n >= min_n and the median is known to
+ * within target_ci: stats_ci_rel_halfwidth(samples, n) <= target_ci. target_ci <= 0 disables the early
+ * stop. */
+bool stats_should_stop(const double *samples, size_t n, size_t min_n, size_t max_n, double target_ci);
 
 /* Square root for freestanding code (no libm): Newton's iteration, correctly rounded in practice.
  * Negative or NaN input gives NaN. */

@@ -199,7 +199,7 @@ static void test_measure_budget(void **state)
     s.jitter = 32;
     struct chase_opts o = script_opts(&s);
     o.budget_tsc = 50000000;
-    o.target_cv = 0;
+    o.target_ci = 0;
     assert_int_equal(chase_measure(c.start, c.n, &o, buf, 1000, &r), CHASE_OK);
     assert_true(r.budget_hit);
     assert_false(r.converged);
@@ -214,7 +214,7 @@ static void test_measure_budget(void **state)
     o = script_opts(&s);
     o.budget_tsc = 1;
     o.min_samples = 5;
-    o.target_cv = 0;
+    o.target_ci = 0;
     assert_int_equal(chase_measure(c.start, c.n, &o, buf, 1000, &r), CHASE_OK);
     assert_int_equal(r.samples, 5);
     assert_true(r.budget_hit);

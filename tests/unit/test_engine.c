@@ -63,7 +63,7 @@ static struct meas_spec body_spec(struct fake *f)
         .min_sample_ticks = 1000,
         .min_samples = 5,
         .max_samples = 50,
-        .target_spread = 0.01,
+        .target_ci = 0.01,
     };
 }
 
@@ -82,24 +82,24 @@ static void test_body_protocol(void **state)
     /* 1000 ticks beyond the overhead at 3 per iteration: 512 is the first power of two reaching it */
     assert_int_equal(r.iters, 512);
     assert_true(fabs(r.st.median - 1.5) < 1e-12);
-    /* constant samples: converged at min_samples */
+    /* constant samples: converged as soon as a 95 % interval exists (6 samples; min_samples is 5) */
     assert_true(r.converged);
     assert_false(r.budget_hit);
-    assert_int_equal(r.st.n, 5);
-    assert_true(r.st.spread == 0);
-    /* warm-up 77 + calibration 1+2+...+512 + 5 samples of 512 */
-    assert_int_equal(r.iters_total, 77 + 1023 + 5 * 512);
+    assert_int_equal(r.st.n, 6);
+    assert_true(r.st.spread == 0 && r.st.ci_lo == r.st.ci_hi);
+    /* warm-up 77 + calibration 1+2+...+512 + 6 samples of 512 */
+    assert_int_equal(r.iters_total, 77 + 1023 + 6 * 512);
     assert_int_equal(f.iters_run, r.iters_total);
-    /* one read at the start, two per region: 9 overhead + 10 calibration + 5 samples */
-    assert_int_equal(f.reads, 1 + 2 * (9 + 10 + 5));
+    /* one read at the start, two per region: 9 overhead + 10 calibration + 6 samples */
+    assert_int_equal(f.reads, 1 + 2 * (9 + 10 + 6));
 }
 
 static void test_body_noisy_budget(void **state)
 {
     (void)state;
-    /* Jitter of 0 / 300 / 600 ticks on a 1536-tick sample: the spread never reaches 1 %. */
-    static const uint64_t jitter[] = {0, 300, 600};
-    struct fake f = {.t = 1, .ov = 0, .tpi = 3, .extra = jitter, .n_extra = 3, .backwards_at = -1};
+    /* Jitter spread evenly over 0..700 ticks on a 1536-tick sample: the CI of the median stays ~5 % wide. */
+    static const uint64_t jitter[] = {0, 500, 200, 700, 100, 400, 600, 300};
+    struct fake f = {.t = 1, .ov = 0, .tpi = 3, .extra = jitter, .n_extra = 8, .backwards_at = -1};
     struct meas_spec s = body_spec(&f);
     s.overhead_reps = 0;
     s.budget_ticks = 20000;
@@ -112,14 +112,14 @@ static void test_body_noisy_budget(void **state)
     assert_true(r.st.spread > 0.01);
     /* no budget: max_samples ends it, neither flag */
     s.budget_ticks = 0;
-    f = (struct fake){.t = 1, .tpi = 3, .extra = jitter, .n_extra = 3, .backwards_at = -1};
+    f = (struct fake){.t = 1, .tpi = 3, .extra = jitter, .n_extra = 8, .backwards_at = -1};
     assert_int_equal(meas_run(&s, buf, 64, &r), MEAS_OK);
     assert_int_equal(r.st.n, 50);
     assert_false(r.converged);
     assert_false(r.budget_hit);
     /* max_samples above the buffer: the buffer wins */
     s.max_samples = 0;
-    f = (struct fake){.t = 1, .tpi = 3, .extra = jitter, .n_extra = 3, .backwards_at = -1};
+    f = (struct fake){.t = 1, .tpi = 3, .extra = jitter, .n_extra = 8, .backwards_at = -1};
     assert_int_equal(meas_run(&s, buf, 8, &r), MEAS_OK);
     assert_int_equal(r.st.n, 8);
 }

@@ -31,12 +31,12 @@ static void test_measure_protocol(void **state)
 {
     (void)state;
     fake_reset();
-    struct pm_opts o = {.min_sample_tsc = 20000, .min_samples = 7, .max_samples = 9, .target_cv = 0,
+    struct pm_opts o = {.min_sample_tsc = 20000, .min_samples = 7, .max_samples = 9, .target_ci = 0,
                         .warmup_iters = 100, .serialize = TIMING_LFENCE};
     struct spin s = {0};
     struct pm_result r;
     assert_int_equal(pm_measure(spin_loop, &s, &o, &r), 0);
-    /* target_cv 0: never stops early, so exactly max_samples */
+    /* target_ci 0: never stops early, so exactly max_samples */
     assert_int_equal(r.samples, 9);
     assert_int_equal(r.tsc.n, 9);
     assert_true(r.iters_per_sample >= 16 && (r.iters_per_sample & (r.iters_per_sample - 1)) == 0);
@@ -69,10 +69,10 @@ static void test_profile_options(void **state)
     FAKE.cfg.quick = true;
     FAKE.cfg.time_budget_ms = 0;
     pm_opts_profile(&o);
-    assert_true(o.budget_tsc == 2 * FAKE.tsc_hz / 1000 && o.min_samples == 5);
+    assert_true(o.budget_tsc == 2 * FAKE.tsc_hz / 1000 && o.min_samples == 7 && o.target_ci == 0.05);
     FAKE.cfg.quick = false;
     pm_opts_profile(&o);
-    assert_true(o.budget_tsc == 50 * FAKE.tsc_hz / 1000 && o.min_samples == 11 && o.target_cv == 0.01);
+    assert_true(o.budget_tsc == 50 * FAKE.tsc_hz / 1000 && o.min_samples == 11 && o.target_ci == 0.01);
     FAKE.cfg.time_budget_ms = 7;
     pm_opts_profile(&o);
     assert_true(o.budget_tsc == 7 * FAKE.tsc_hz / 1000);

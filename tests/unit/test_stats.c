@@ -211,16 +211,31 @@ static void test_robust_cv_window(void **state)
     free(v);
 }
 
+static void test_ci_rel_halfwidth(void **state)
+{
+    (void)state;
+    /* n = 10: ranks 1 and 8 of 1..10 -> (9 - 2) / 2 / 5.5 */
+    double v[10] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+    assert_near(stats_ci_rel_halfwidth(v, 10), 3.5 / 5.5, 1e-12);
+    assert_true(v[0] == 10); /* const input */
+    assert_true(isinf(stats_ci_rel_halfwidth(v, 5)));
+    double same[8] = {4, 4, 4, 4, 4, 4, 4, 4};
+    assert_near(stats_ci_rel_halfwidth(same, 8), 0, 0);
+    assert_true(isinf(stats_ci_rel_halfwidth(NULL, 3)));
+}
+
 static void test_should_stop(void **state)
 {
     (void)state;
     double flat[50], noisy[50];
     for (int i = 0; i < 50; i++) {
-        flat[i] = 10.0 + (i % 2) * 0.01; /* robust cv ~ 0.0007 */
-        noisy[i] = 10.0 + (i % 5) * 2.0; /* robust cv ~ 0.3 */
+        flat[i] = 10.0 + (i % 2) * 0.01; /* CI of the median 10..10.01: half-width 0.05 % */
+        noisy[i] = 10.0 + (i % 5) * 2.0; /* CI half-width ~ 10 % at n = 20 */
     }
-    assert_false(stats_should_stop(flat, 4, 5, 50, 0.01)); /* below min_n */
-    assert_true(stats_should_stop(flat, 5, 5, 50, 0.01));
+    assert_false(stats_should_stop(flat, 4, 4, 50, 0.01)); /* n < 6: no 95 % interval yet */
+    assert_false(stats_should_stop(flat, 5, 5, 50, 0.01));
+    assert_true(stats_should_stop(flat, 6, 5, 50, 0.01));
+    assert_false(stats_should_stop(flat, 6, 7, 50, 0.01)); /* below min_n */
     assert_false(stats_should_stop(noisy, 20, 5, 50, 0.01));
     assert_true(stats_should_stop(noisy, 20, 5, 50, 0.5));
     assert_true(stats_should_stop(noisy, 50, 5, 50, 0.01));  /* max_n reached */
@@ -237,7 +252,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_matches_reference), cmocka_unit_test(test_sort_nan_last),
         cmocka_unit_test(test_quantiles_type7),        cmocka_unit_test(test_compute_known),
-        cmocka_unit_test(test_compute_edges),          cmocka_unit_test(test_sqrt),
+        cmocka_unit_test(test_compute_edges),          cmocka_unit_test(test_sqrt), cmocka_unit_test(test_ci_rel_halfwidth),
         cmocka_unit_test(test_robust_cv),              cmocka_unit_test(test_robust_cv_window),
         cmocka_unit_test(test_should_stop),
     };
