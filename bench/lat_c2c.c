@@ -138,11 +138,14 @@ void bench_c2c(void)
                 /* Two figures: each its own object with the shared latency keys (lat_result_json). */
                 json_key(jr, "hit");
                 json_obj_begin(jr);
-                lat_result_json(jr, &hit);
+                char name[LEDGER_NAME_MAX];
+                fmt_snprintf(name, sizeof(name), "c2c/%u-%u/hit", from, to);
+                lat_result_json(jr, name, &hit);
                 json_obj_end(jr);
                 json_key(jr, "hitm");
                 json_obj_begin(jr);
-                lat_result_json(jr, &hitm);
+                fmt_snprintf(name, sizeof(name), "c2c/%u-%u/hitm", from, to);
+                lat_result_json(jr, name, &hitm);
                 json_obj_end(jr);
                 hit_ns[i][j] = hit.ns;
                 hitm_ns[i][j] = hitm.ns;

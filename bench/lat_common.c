@@ -35,12 +35,24 @@ void lat_result_from(struct lat_result *r, double *s, size_t n, double ratio, co
     r->cycles = r->tsc.median * ratio;
 }
 
-void lat_result_json(struct json *j, const struct lat_result *r)
+void lat_result_judge(struct lat_result *r)
+{
+    verdict_from_stats(&r->v, &r->tsc, r->converged, meas_ci_target(plat_config()->quick));
+}
+
+void lat_unavailable_json(struct json *j, const char *name, const char *why)
+{
+    struct verdict v;
+    verdict_unavailable(&v, why);
+    figure_json(j, name, NULL, UNIT_NS, &v);
+}
+
+void lat_result_json(struct json *j, const char *name, const struct lat_result *r)
 {
     struct stats ns = r->tsc;
     uint64_t hz = plat_tsc_hz();
     stats_scale(&ns, hz ? 1e9 / (double)hz : 0);
-    stats_json(j, &ns, UNIT_NS);
+    figure_json(j, name, &ns, UNIT_NS, &r->v);
     stats_json_also(j, UNIT_TSC, r->tsc.median);
     stats_json_also(j, UNIT_CYCLES, r->cycles);
     json_kv_str(j, "cycles_method", r->cycles_method);
@@ -105,6 +117,7 @@ int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r)
     r->converged = cr.converged;
     r->budget_hit = cr.budget_hit;
     r->loads = cr.loads_total;
+    lat_result_judge(r);
     return CHASE_OK;
 }
 
@@ -281,7 +294,10 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
     const char *method;
     double ratio = window_ratio(hook, ok0, c0, t0, &method);
     lat_result_from(r, samples, m.st.n, ratio, method);
-    r->loads = (uint64_t)(p->warm + rounds) * p->lines->n;
+    r->converged = m.converged;
+    r->budget_hit = m.budget_hit;
+    r->loads = m.iters_total * p->lines->n;
+    lat_result_judge(r);
     return 0;
 }
 

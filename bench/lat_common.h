@@ -8,6 +8,7 @@
 #include "bench/lat_plan.h"
 #include "bench/platform.h"
 #include "measure/stats.h"
+#include "measure/verdict.h"
 
 #define LAT_MAX_SAMPLES 2048 /* per measurement (chase samples or placed rounds) */
 
@@ -21,16 +22,21 @@ struct lat_result {
     const char *cycles_method; /* "fixed_counter:..." | "core_tsc_ratio:<platform method>" */
     size_t samples;
     bool converged, budget_hit;
+    struct verdict v;          /* ok / noisy from the CI (lat_result_judge); callers may worsen it */
     uint64_t loads;            /* every load the measurement did */
 };
 
 double lat_tsc_to_ns(double tsc);
 /* Fills r from per-load TSC samples (sorted in place) and a core/TSC ratio. */
 void lat_result_from(struct lat_result *r, double *samples, size_t n, double ratio, const char *cycles_method);
-/* The keys every latency record shares: the figure in ns through the one statistics emitter
- * (measure/stats_json.h: unit, median, p10, p90, min, max, n, spread, ci_lo, ci_hi), the median also as
- * "tsc" and "cycles", then "cycles_method" and "core_tsc_ratio". */
-void lat_result_json(struct json *j, const struct lat_result *r);
+/* Sets r->v from the CI against the profile's target and r->converged (ok or noisy). */
+void lat_result_judge(struct lat_result *r);
+/* The keys every latency record shares: the figure `name` in ns through figure_json (measure/verdict.h:
+ * figure, unit, median, p10, p90, min, max, n, spread, ci_lo, ci_hi, converged, quality, quality_reason),
+ * the median also as "tsc" and "cycles", then "cycles_method" and "core_tsc_ratio". */
+void lat_result_json(struct json *j, const char *name, const struct lat_result *r);
+/* The same keys for a figure that could not be measured: null statistics, quality unavailable with why. */
+void lat_unavailable_json(struct json *j, const char *name, const char *why);
 
 /* The core/TSC ratio and its name when no counter measured it. */
 double lat_default_ratio(const char **method);

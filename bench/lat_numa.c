@@ -3,7 +3,6 @@
 #include "bench/lat_common.h"
 #include "measure/rand.h"
 #include "kernel/fmt.h"
-#include "measure/stats_json.h"
 
 #define NUMA_MAX 16 /* = ACPI_MAX_NODES */
 
@@ -99,13 +98,15 @@ void bench_numa_latency(void)
             json_kv_uint(j, "cpu", cpu_of[from].id);
             json_kv_int(j, "distance", plat_node_distance((int)from, (int)mem));
             json_kv_uint(j, "bytes", w);
+            char name[LEDGER_NAME_MAX];
+            fmt_snprintf(name, sizeof(name), "numa_latency/%u-%u", from, mem);
             if (why) {
                 json_kv_str(j, "status", "failed");
                 json_kv_str(j, "reason", why);
-                stats_json(j, NULL, UNIT_NS);
+                lat_unavailable_json(j, name, why);
             } else {
                 json_kv_str(j, "status", "ok");
-                lat_result_json(j, &rc.r);
+                lat_result_json(j, name, &rc.r);
                 json_kv_uint(j, "page_bytes", b.page_bytes);
                 json_kv_int(j, "buffer_node", b.node);
                 json_kv_str(j, "chain", b.page_bytes >= MiB(2) ? "page" : "random");
@@ -186,7 +187,7 @@ static void loaded_unavailable(const char *why)
     json_kv_str(j, "reason", why);
     json_kv_null(j, "delay");
     json_kv_null(j, "bytes_per_s");
-    stats_json(j, NULL, UNIT_NS);
+    lat_unavailable_json(j, "loaded_latency/idle", why);
     plat_rec_end();
     plat_printf("loaded latency: %s\n", why);
 }
@@ -289,6 +290,11 @@ void bench_loaded_latency(void)
             if (streamers[i].ticks)
                 bps += (double)streamers[i].lines * 64 * (double)plat_tsc_hz() / (double)streamers[i].ticks;
         }
+        char dl_name[16];
+        if (idle)
+            fmt_snprintf(dl_name, sizeof(dl_name), "idle");
+        else
+            fmt_snprintf(dl_name, sizeof(dl_name), "%u", delays[d]);
         struct json *j = plat_rec_begin("loaded_latency");
         if (idle)
             json_kv_str(j, "delay", "idle");
@@ -300,13 +306,15 @@ void bench_loaded_latency(void)
         json_kv_uint(j, "cpu", self.id);
         json_kv_uint(j, "bytes", w);
         json_kv_uint(j, "stream_bytes", sb);
+        char name[LEDGER_NAME_MAX];
+        fmt_snprintf(name, sizeof(name), "loaded_latency/%s", dl_name);
         if (rc == CHASE_OK) {
             json_kv_str(j, "status", "ok");
-            lat_result_json(j, &r);
+            lat_result_json(j, name, &r);
         } else {
             json_kv_str(j, "status", "failed");
             json_kv_str(j, "reason", "the chase failed (clock)");
-            stats_json(j, NULL, UNIT_NS);
+            lat_unavailable_json(j, name, "the chase failed (clock)");
         }
         plat_rec_end();
         char dl[16];

@@ -24,7 +24,7 @@ int lat_ref_text(const struct lat_row_ref *r, char *buf, size_t len)
 }
 
 /* 2^(s/p) for 0 <= s < p without libm: Newton's method for the p-th root of 2, then its s-th power. */
-static double pow2_frac(unsigned s, unsigned p)
+double lat_pow2_frac(unsigned s, unsigned p)
 {
     if (s == 0 || p <= 1)
         return 1.0;
@@ -61,7 +61,7 @@ size_t lat_size_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t ali
         if (base >= hi)
             break;
         for (unsigned s = 0; s < per_octave && n < max; s++) {
-            double v = (double)base * pow2_frac(s, per_octave);
+            double v = (double)base * lat_pow2_frac(s, per_octave);
             if (v >= (double)hi)
                 break;
             uint64_t sz = ALIGN_DOWN((uint64_t)v, align);

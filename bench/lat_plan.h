@@ -22,6 +22,9 @@
  * hi always last. Writes at most `max` sizes and returns how many it wrote; 0 when lo is 0 or above hi,
  * per_octave is 0, or align is not a power of two.
  */
+/* 2^(s / p) for 0 <= s < p, without libm. */
+double lat_pow2_frac(unsigned s, unsigned p);
+
 size_t lat_size_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t align, uint64_t *out, size_t max);
 
 /* Top of the sweep: the power of two at or above LAT_SWEEP_LLC_FACTOR x llc (LAT_SWEEP_NO_LLC when llc is

@@ -1,5 +1,8 @@
 /* lat_sweep.c - the size sweep: one chain per working set, per page size, then knee detection against CPUID. */
 #include "bench/lat_sweep.h"
+#include "measure/verdict.h"
+#include "bench/crosscheck.h"
+#include "kernel/fmt.h"
 #include "measure/stats_json.h"
 #include "measure/knee.h"
 #include "bench/lat_common.h"
@@ -91,8 +94,10 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
         json_kv_str(j, "mode", s->mode_name);
         json_kv_uint(j, "lines", n);
         json_kv_uint(j, "line_bytes", 64);
-        lat_result_json(j, &r);
-        json_kv_bool(j, "converged", r.converged);
+        char name[LEDGER_NAME_MAX];
+        fmt_snprintf(name, sizeof(name), "latency_sweep/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
+                     (unsigned long)ws);
+        lat_result_json(j, name, &r);
         json_kv_uint(j, "cpu", 0);
         plat_rec_end();
         if (s->n < LAT_MAX_POINTS) {
@@ -152,6 +157,23 @@ static void print_table(size_t ns, const char *cycles_method)
     }
 }
 
+/* Plateau figures of the reference series (random chase on the largest pages: no TLB misses, as the guide's
+ * Table 2 assumes), by level (0: memory), for the Table 2 cross-checks. */
+static char ref_figure[4][LEDGER_NAME_MAX];
+
+static uint64_t ref_page;
+
+/* The random series on the largest pages measured so far becomes the reference (series run smallest pages
+ * first; one whose large pages could not be had keeps the previous one). */
+static bool is_reference_series(const struct series *s)
+{
+    if (s->mode != CHAIN_RANDOM || s->page_bytes < ref_page)
+        return false;
+    ref_page = s->page_bytes;
+    memset(ref_figure, 0, sizeof(ref_figure));
+    return true;
+}
+
 /* cache_inferred records from the curve of one series, matched against the CPUID data/unified caches. */
 static void infer_caches(const struct series *s)
 {
@@ -182,10 +204,36 @@ static void infer_caches(const struct series *s)
     const char *method;
     double ratio = lat_default_ratio(&method);
     double tsc_per_ns = (double)plat_tsc_hz() * 1e-9;
+    unsigned ppo = plat_config()->quick ? LAT_SWEEP_PPO_QUICK : LAT_SWEEP_PPO_FULL;
+    /* Inferred size vs CPUID: agree within one step of the size grid (the resolution of the sweep); below two
+     * points per octave a knee cannot be placed well enough to judge at all. */
+    double size_tol = lat_pow2_frac(1, ppo) - 1;
+    bool ref = is_reference_series(s);
     char b1[24], b2[24];
     lat_bytes_text(s->page_bytes, b1, sizeof(b1));
     plat_printf("Cache levels inferred from the %s curve with %s pages (%d plateau(s) found):\n", s->mode_name, b1, nl);
     for (size_t i = 0; i < nc; i++) {
+        char name[LEDGER_NAME_MAX], what[64], a[LEDGER_NAME_MAX + 8], b[32];
+        fmt_snprintf(name, sizeof(name), "cache_inferred/%s/%lu/L%d", s->mode_name, (unsigned long)s->page_bytes, lv[i]);
+        struct verdict v = {.q = QUALITY_OK};
+        struct stats st = stats_derived(m[i].latency);
+        int agrees = -1;
+        if (m[i].inferred_bytes <= 0) {
+            verdict_worsen(&v, QUALITY_SUSPECT, "no knee of the %s curve matched the CPUID L%d size", s->mode_name, lv[i]);
+        } else if (ppo >= 2) {
+            fmt_snprintf(what, sizeof(what), "L%d size (sweep knee vs CPUID)", lv[i]);
+            fmt_snprintf(a, sizeof(a), "%s.bytes", name);
+            fmt_snprintf(b, sizeof(b), "cpuid/L%d.bytes", lv[i]);
+            struct crosscheck xc = {.quantity = what, .a = a, .b = b, .a_value = m[i].inferred_bytes,
+                                    .b_value = (double)cb[i], .unit = "bytes", .tolerance = size_tol, .blame = name,
+                                    .why = "CPUID states the size; the knee is where this curve's plateau ends"};
+            /* entered first so that a disagreement can mark it */
+            ledger_add(name, UNIT_NS, &st, v.q);
+            agrees = crosscheck_emit(&xc);
+            if (agrees == 0)
+                verdict_worsen(&v, QUALITY_SUSPECT, "inferred size %.0f bytes vs CPUID %lu outside +-%.0f %%",
+                               m[i].inferred_bytes, (unsigned long)cb[i], 100 * size_tol);
+        }
         struct json *j = plat_rec_begin("cache_inferred");
         json_kv_uint(j, "level", (uint64_t)lv[i]);
         if (m[i].inferred_bytes > 0)
@@ -193,37 +241,71 @@ static void infer_caches(const struct series *s)
         else
             json_kv_null(j, "bytes");
         json_kv_uint(j, "cpuid_bytes", cb[i]);
+        figure_json(j, name, m[i].inferred_bytes > 0 ? &st : NULL, UNIT_NS, &v); /* the plateau's latency */
         if (m[i].inferred_bytes > 0) {
-            stats_json_value(j, m[i].latency, UNIT_NS); /* the plateau's latency */
             stats_json_also(j, UNIT_CYCLES, m[i].latency * tsc_per_ns * ratio);
             json_kv_double(j, "ratio", m[i].ratio);
         } else {
-            json_kv_str(j, "unit", UNIT_NS);
-            json_kv_null(j, "median");
             json_kv_null(j, UNIT_CYCLES);
         }
-        json_kv_bool(j, "agrees", m[i].agree);
+        if (agrees < 0)
+            json_kv_null(j, "agrees");
+        else
+            json_kv_bool(j, "agrees", agrees == 1);
+        json_kv_double(j, "size_tolerance", size_tol);
+        json_kv_uint(j, "points_per_octave", ppo);
         json_key(j, "series");
         json_obj_begin(j);
         json_kv_str(j, "mode", s->mode_name);
         json_kv_uint(j, "page_bytes", s->page_bytes);
         json_obj_end(j);
+        json_kv_bool(j, "reference_series", ref);
         json_kv_int(j, "plateaus", nl);
         json_kv_str(j, "cycles_method", method);
-        json_kv_double(j, "agree_lo", KNEE_AGREE_LO);
-        json_kv_double(j, "agree_hi", KNEE_AGREE_HI);
         plat_rec_end();
+        if (ref && lv[i] >= 1 && lv[i] <= 3)
+            fmt_snprintf(ref_figure[lv[i]], sizeof(ref_figure[0]), "%s", name);
         lat_bytes_text(cb[i], b1, sizeof(b1));
         if (m[i].inferred_bytes > 0)
             plat_printf("  L%d  CPUID %-9s inferred %-9s %8.2f ns %7.1f cycles  %s\n", lv[i], b1,
                         lat_bytes_text((uint64_t)m[i].inferred_bytes, b2, sizeof(b2)), m[i].latency,
-                        m[i].latency * tsc_per_ns * ratio, m[i].agree ? "agrees" : "DISAGREES (outside x0.5..x2)");
+                        m[i].latency * tsc_per_ns * ratio,
+                        agrees < 0 ? "(size not judged below 2 points per octave)"
+                        : agrees  ? "size agrees"
+                                  : "size DISAGREES: suspect");
         else
-            plat_printf("  L%d  CPUID %-9s no knee matched: DISAGREES\n", lv[i], b1);
+            plat_printf("  L%d  CPUID %-9s no knee matched: suspect\n", lv[i], b1);
     }
-    for (size_t k = 0; k < used; k++)
-        if (levels[k].bytes == 0)
-            plat_printf("  last plateau (memory or the largest level reached): %.2f ns\n", levels[k].latency);
+    for (size_t k = 0; k < used; k++) {
+        if (levels[k].bytes != 0)
+            continue;
+        char name[LEDGER_NAME_MAX];
+        fmt_snprintf(name, sizeof(name), "cache_inferred/%s/%lu/memory", s->mode_name, (unsigned long)s->page_bytes);
+        struct verdict v = {.q = QUALITY_OK};
+        struct stats st = stats_derived(levels[k].latency);
+        struct json *j = plat_rec_begin("cache_inferred");
+        json_kv_str(j, "level", "memory");
+        json_kv_null(j, "bytes");
+        figure_json(j, name, &st, UNIT_NS, &v);
+        stats_json_also(j, UNIT_CYCLES, levels[k].latency * tsc_per_ns * ratio);
+        json_key(j, "series");
+        json_obj_begin(j);
+        json_kv_str(j, "mode", s->mode_name);
+        json_kv_uint(j, "page_bytes", s->page_bytes);
+        json_obj_end(j);
+        json_kv_bool(j, "reference_series", ref);
+        json_kv_int(j, "plateaus", nl);
+        json_kv_str(j, "cycles_method", method);
+        plat_rec_end();
+        if (ref)
+            fmt_snprintf(ref_figure[0], sizeof(ref_figure[0]), "%s", name);
+        plat_printf("  last plateau (memory or the largest level reached): %.2f ns\n", levels[k].latency);
+    }
+}
+
+const char *lat_sweep_plateau_figure(int level)
+{
+    return level >= 0 && level <= 3 && ref_figure[level][0] ? ref_figure[level] : NULL;
 }
 
 void lat_sweep_run(void)

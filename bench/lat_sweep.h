@@ -9,5 +9,8 @@
  * one latency_sweep record per point and one cache_inferred record per CPUID data/unified cache level,
  * and prints the sweep table and the inferred levels. */
 void lat_sweep_run(void);
+/* The ledger figure of the reference series' plateau for cache level 1..3 (0: memory, the last plateau),
+ * for cross-checks with the Table 2 rows; NULL when the sweep found none. */
+const char *lat_sweep_plateau_figure(int level);
 
 #endif

@@ -1,33 +1,34 @@
 /* stats_json.c - the one statistics emitter (stats_json.h). */
 #include "measure/stats_json.h"
 
-static void num(struct json *j, const char *k, double v, bool have)
+/* NaN fields (a difference of medians has no p10) and a missing figure print as null. */
+static void num(struct json *j, const char *k, const struct stats *s, double v)
 {
-    if (have)
-        json_kv_double(j, k, v);
+    if (s)
+        json_kv_double(j, k, v); /* json_double writes NaN and inf as null */
     else
         json_kv_null(j, k);
 }
 
 void stats_json(struct json *j, const struct stats *s, const char *unit)
 {
-    bool have = s && s->n > 0;
     json_kv_str(j, "unit", unit);
-    num(j, "median", have ? s->median : 0, have);
-    num(j, "p10", have ? s->p10 : 0, have);
-    num(j, "p90", have ? s->p90 : 0, have);
-    num(j, "min", have ? s->min : 0, have);
-    num(j, "max", have ? s->max : 0, have);
-    json_kv_uint(j, "n", have ? s->n : 0);
-    num(j, "spread", have ? s->spread : 0, have);
-    num(j, "ci_lo", have ? s->ci_lo : 0, have);
-    num(j, "ci_hi", have ? s->ci_hi : 0, have);
+    num(j, "median", s, s ? s->median : 0);
+    num(j, "p10", s, s ? s->p10 : 0);
+    num(j, "p90", s, s ? s->p90 : 0);
+    num(j, "min", s, s ? s->min : 0);
+    num(j, "max", s, s ? s->max : 0);
+    json_kv_uint(j, "n", s ? s->n : 0);
+    num(j, "spread", s, s ? s->spread : 0);
+    num(j, "ci_lo", s, s ? s->ci_lo : 0);
+    num(j, "ci_hi", s, s ? s->ci_hi : 0);
 }
 
-void stats_json_value(struct json *j, double v, const char *unit)
+struct stats stats_derived(double median)
 {
-    json_kv_str(j, "unit", unit);
-    json_kv_double(j, "median", v);
+    double nan = __builtin_nan("");
+    return (struct stats){.n = 0, .median = median, .min = nan, .p10 = nan, .p90 = nan, .max = nan, .mean = median,
+                          .stddev = nan, .cv = nan, .spread = nan, .ci_lo = nan, .ci_hi = nan};
 }
 
 void stats_json_also(struct json *j, const char *unit, double v) { json_kv_double(j, unit, v); }

@@ -14,11 +14,12 @@
 /* Writes the figure s, already converted into `unit`, into the open record j:
  *   "unit", "median", "p10", "p90", "min", "max", "n", "spread", "ci_lo", "ci_hi"
  * spread is the robust coefficient of variation (a fraction); ci_lo/ci_hi the distribution-free 95 %
- * confidence interval of the median (stats.h). With n = 0 the numbers are null. The same median in another
- * unit goes under that unit's name with stats_json_also. */
+ * confidence interval of the median (stats.h). NaN fields, and every field when s is NULL (a figure not
+ * measured), are null. The same median in another unit goes under that unit's name with stats_json_also. */
 void stats_json(struct json *j, const struct stats *s, const char *unit);
-/* A figure that is one derived value rather than a set of samples (a plateau of a curve): "unit", "median". */
-void stats_json_value(struct json *j, double v, const char *unit);
+/* A figure derived from other figures rather than sampled (the plateau of a curve): n 0, the median, and
+ * every other statistic NaN (null in the record); its uncertainty is that of the figures it comes from. */
+struct stats stats_derived(double median);
 /* The figure's median converted into another unit: "<unit>": v (only ever a median, never statistics). */
 void stats_json_also(struct json *j, const char *unit, double v);
 

@@ -1,0 +1,128 @@
+/* crosscheck.c - crosscheck and summary records (crosscheck.h, docs/measurement.md "Cross-checks"). */
+#include "bench/crosscheck.h"
+#include "bench/platform.h"
+#include "kernel/fmt.h"
+#include "measure/verdict.h"
+
+static size_t n_total, n_judged, n_agree;
+
+void crosscheck_reset(void)
+{
+    n_total = n_judged = n_agree = 0;
+}
+
+void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing)
+{
+    if (total)
+        *total = n_total;
+    if (judged)
+        *judged = n_judged;
+    if (agreeing)
+        *agreeing = n_agree;
+}
+
+static bool is_finite(double v) { return v == v && v - v == 0; }
+
+static int emit(const struct crosscheck *c, const char *not_judged)
+{
+    bool judged = !not_judged && is_finite(c->a_value) && is_finite(c->b_value) && c->b_value != 0 && c->a_value > 0 &&
+                  c->b_value > 0;
+    if (!not_judged && !judged)
+        not_judged = "a value is not a positive number";
+    double ratio = judged ? c->a_value / c->b_value : __builtin_nan("");
+    double dev = ratio - 1;
+    bool agrees = judged && dev <= c->tolerance && -dev <= c->tolerance;
+    n_total++;
+
+    struct json *j = plat_rec_begin("crosscheck");
+    json_kv_str(j, "quantity", c->quantity);
+    json_kv_str(j, "a", c->a);
+    json_kv_str(j, "b", c->b);
+    json_kv_double(j, "a_value", c->a_value);
+    json_kv_double(j, "b_value", c->b_value);
+    json_kv_str(j, "unit", c->unit);
+    json_kv_double(j, "ratio", ratio);
+    json_kv_double(j, "tolerance", c->tolerance);
+    if (!judged) {
+        json_kv_null(j, "agrees");
+        json_kv_str(j, "reason", not_judged);
+    } else {
+        json_kv_bool(j, "agrees", agrees);
+    }
+    json_key(j, "suspect");
+    json_arr_begin(j);
+    if (judged && !agrees) {
+        const char *marked[2] = {c->blame ? c->blame : c->a, c->blame ? NULL : c->b};
+        for (int i = 0; i < 2; i++)
+            if (marked[i] && ledger_mark_suspect(marked[i]))
+                json_str(j, marked[i]);
+    }
+    json_arr_end(j);
+    if (c->why)
+        json_kv_str(j, "note", c->why);
+    plat_rec_end();
+
+    if (!judged) {
+        plat_printf("  crosscheck %s: %s vs %s not judged (%s)\n", c->quantity, c->a, c->b, not_judged);
+        return -1;
+    }
+    n_judged++;
+    n_agree += agrees;
+    plat_printf("  crosscheck %s: %s %.4g vs %s %.4g %s, ratio %.3f, tolerance +-%.0f %%: %s\n", c->quantity, c->a,
+                c->a_value, c->b, c->b_value, c->unit, ratio, 100 * c->tolerance, agrees ? "agrees" : "DISAGREES");
+    return agrees ? 1 : 0;
+}
+
+int crosscheck_emit(const struct crosscheck *c) { return emit(c, NULL); }
+
+int crosscheck_figures(const char *quantity, const char *a, const char *b, double tolerance, const char *blame,
+                       const char *why)
+{
+    const struct ledger_entry *ea = ledger_find(a), *eb = ledger_find(b);
+    struct crosscheck c = {
+        .quantity = quantity,
+        .a = a,
+        .b = b,
+        .a_value = ea ? ea->median : __builtin_nan(""),
+        .b_value = eb ? eb->median : __builtin_nan(""),
+        .unit = ea ? ea->unit : eb ? eb->unit : "",
+        .tolerance = tolerance,
+        .blame = blame,
+        .why = why,
+    };
+    static char reason[160];
+    const char *nj = NULL;
+    if (!ea || !eb) {
+        fmt_snprintf(reason, sizeof(reason), "%s was not measured in this run", !ea ? a : b);
+        nj = reason;
+    } else if (ea->q == QUALITY_UNAVAILABLE || eb->q == QUALITY_UNAVAILABLE) {
+        fmt_snprintf(reason, sizeof(reason), "%s is unavailable", ea->q == QUALITY_UNAVAILABLE ? a : b);
+        nj = reason;
+    } else if (ea->unit && eb->unit && strcmp(ea->unit, eb->unit)) {
+        fmt_snprintf(reason, sizeof(reason), "units differ (%s vs %s)", ea->unit, eb->unit);
+        nj = reason;
+    }
+    return emit(&c, nj);
+}
+
+void crosscheck_summary(void)
+{
+    size_t counts[QUALITY_COUNT], dropped, all = 0;
+    ledger_counts(counts, &dropped);
+    for (size_t q = 0; q < QUALITY_COUNT; q++)
+        all += counts[q];
+    struct json *j = plat_rec_begin("summary");
+    json_kv_uint(j, "figures", all);
+    for (size_t q = 0; q < QUALITY_COUNT; q++)
+        json_kv_uint(j, quality_name((enum quality)q), counts[q]);
+    json_kv_uint(j, "figures_not_counted", dropped);
+    json_kv_uint(j, "crosschecks", n_total);
+    json_kv_uint(j, "crosschecks_judged", n_judged);
+    json_kv_uint(j, "crosschecks_agreeing", n_agree);
+    plat_rec_end();
+    plat_printf("summary: %lu figures: %lu ok, %lu noisy, %lu suspect, %lu unavailable; cross-checks: %lu of %lu "
+                "judged agree (%lu not judged)\n",
+                (unsigned long)all, (unsigned long)counts[QUALITY_OK], (unsigned long)counts[QUALITY_NOISY],
+                (unsigned long)counts[QUALITY_SUSPECT], (unsigned long)counts[QUALITY_UNAVAILABLE],
+                (unsigned long)n_agree, (unsigned long)n_judged, (unsigned long)(n_total - n_judged));
+}

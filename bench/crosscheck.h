@@ -1,0 +1,52 @@
+/* crosscheck.h - quantities measured two ways compared by the tool itself (`crosscheck` records), and the run's `summary` of verdicts. */
+#ifndef PMB_BENCH_CROSSCHECK_H
+#define PMB_BENCH_CROSSCHECK_H
+
+#include "kernel/klib.h"
+
+/*
+ * A crosscheck record: {quantity, a, b, a_value, b_value, unit, ratio (a / b), tolerance, agrees, reason?,
+ * suspect: [figures marked]}. a and b name figures (the "figure" key of their records, or a calibration
+ * such as "run/tsc_hz"). The two agree when |a / b - 1| <= tolerance; the tolerances are stated per
+ * quantity in docs/measurement.md and never widened to make a check pass. When they disagree, each
+ * figure named in `blame` (both, unless the caller can say which method is wrong, and says why in `why`)
+ * is marked suspect in the run's ledger; the summary counts it so. agrees is null (and nothing is marked)
+ * when one side is missing or not a measured value: the record then says why.
+ */
+struct crosscheck {
+    const char *quantity; /* what both measure, e.g. "L3 hit latency (unshared line)" */
+    const char *a, *b;    /* figure names */
+    double a_value, b_value;
+    const char *unit;
+    double tolerance;     /* relative */
+    const char *blame;    /* NULL: both; else the one figure judged wrong when they disagree */
+    const char *why;      /* why blame, or a note for the record (may be NULL) */
+};
+
+/* Tolerances (relative, |a / b - 1|), with the reasoning in docs/measurement.md "Cross-checks":
+ * one latency by two chase methods (same level, same TLB reach): the methods differ only in how the lines
+ * were placed and whether the loop ran warm, 15 %; */
+#define XC_TOL_LATENCY 0.15
+/* the same DRAM latency from different benchmarks (different buffers, pages and chains), 15 %; */
+#define XC_TOL_DRAM 0.15
+/* a clock against its reference over the calibration windows, 0.5 %; */
+#define XC_TOL_CLOCK 0.005
+/* a core/TSC ratio from two independent dependency chains, 5 %. */
+#define XC_TOL_RATIO 0.05
+
+/* Emits the record and marks figures; returns 1 agrees, 0 disagrees, -1 not judged. */
+int crosscheck_emit(const struct crosscheck *c);
+/* The same with both values taken from the ledger (figures already emitted). Missing figures, or ones
+ * that are unavailable: not judged, with the reason. */
+int crosscheck_figures(const char *quantity, const char *a, const char *b, double tolerance, const char *blame,
+                       const char *why);
+
+/* Counts of this run so far. */
+void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing);
+void crosscheck_reset(void);
+
+/* The `summary` record and its line: figures per final quality (ledger), cross-checks judged / agreeing.
+ * The last record before `end`. */
+void crosscheck_summary(void);
+
+#endif
