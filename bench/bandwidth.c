@@ -6,6 +6,7 @@
 #include "bench/cache_sizes.h"
 #include "measure/engine.h"
 #include "measure/stats_json.h"
+#include "measure/verdict.h"
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
 #include "measure/stats.h"
@@ -299,6 +300,7 @@ struct bw_point {
     int node_from, node_to;
     uint64_t page_bytes, passes;
     struct stats bw; /* bytes/s over the samples */
+    bool converged;
     const char *method;
 };
 
@@ -316,7 +318,12 @@ static struct json *rec_point(const struct bw_point *p)
     json_kv_int(j, "node_to", p->node_to);
     json_kv_str(j, "placement", p->placement);
     json_kv_str(j, "level", bw_level(p->ws, C.l1, C.l2, C.llc));
-    stats_json(j, &p->bw, UNIT_BYTES_PER_S);
+    char name[LEDGER_NAME_MAX];
+    fmt_snprintf(name, sizeof(name), "bandwidth/%s/%s/%s/%lu/%lu/%d-%d", p->series, bw_kernel_name(p->k),
+                 bw_isa_name(p->isa), (unsigned long)p->ws, (unsigned long)p->threads, p->node_from, p->node_to);
+    struct verdict v;
+    verdict_from_stats(&v, &p->bw, p->converged, meas_ci_target(C.quick));
+    figure_json(j, name, &p->bw, UNIT_BYTES_PER_S, &v);
     json_kv_uint(j, "passes", p->passes);
     json_kv_uint(j, "page_bytes", p->page_bytes);
     json_kv_str(j, "method", p->method);
@@ -425,6 +432,7 @@ static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, 
         .method = "STREAM bytes (each array element read or written counts once, no RFO) x passes / TSC time, "
                   "median of samples"};
     stats_reciprocal(&r.tsc, (double)bytes * (double)C.hz, &p.bw); /* ticks per pass -> bytes/s */
+    p.converged = r.converged;
     bool dram = !strcmp(bw_level(bytes, C.l1, C.l2, C.llc), "memory");
     static struct bw_uncore u;
     if (dram)
@@ -603,6 +611,7 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
     if (meas_run(&spec, mt_samples, PM_MAX_SAMPLES, &m) != MEAS_OK)
         return -1;
     stats_reciprocal(&m.st, (double)C.hz, &p->bw); /* ticks per byte -> bytes/s */
+    p->converged = m.converged;
     p->k = k;
     p->isa = isa;
     p->ws = jobs[0].bytes;

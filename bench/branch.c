@@ -2,6 +2,7 @@
  * timing through the penalty module's protocol, and the misprediction counts from the PMU or the known
  * random fraction. */
 #include "bench/branch.h"
+#include "measure/engine.h"
 #include "measure/stats_json.h"
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
@@ -263,9 +264,12 @@ static void rec_point(const char *test, long period, long targets, long depth, c
         json_kv_int(j, "depth", depth);
     struct stats c;
     pm_cycles_stats(r, per, &c);
-    stats_json(j, &c, UNIT_CYCLES); /* per branch */
+    struct verdict v;
+    verdict_from_stats(&v, &c, r->converged, meas_ci_target(plat_config()->quick));
+    char name[LEDGER_NAME_MAX];
+    fmt_snprintf(name, sizeof(name), "branch/%s/%ld/%ld/%ld", test, period, targets, depth);
+    figure_json(j, name, &c, UNIT_CYCLES, &v); /* per branch */
     stats_json_also(j, UNIT_NS, r->ns / per);
-    json_kv_bool(j, "converged", r->converged);
     json_kv_double(j, "mispredict_rate", rate);
     json_kv_str(j, "method", rate_method);
     json_kv_str(j, "cycles_method", r->cycles_method);
@@ -323,7 +327,9 @@ static double measure_penalty(const char **method_out)
     double den = rate_method[0] == 'p' ? mr - mp : 0.5;
     stats_scale(&d, 1 / den);
     d.median = penalty;
-    pm_penalty_json(j, CA_P_BRANCH, &d, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""), method,
+    struct verdict v;
+    pm_penalty_verdict(&v, &d, rr.converged && rp.converged, meas_ci_target(plat_config()->quick));
+    pm_penalty_json(j, CA_P_BRANCH, &d, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""), &v, method,
                     "PAG 'Branch mispredictions, Wasted Work, Misprediction Penalties' (BR_MISP_RETIRED); AMD BPM "
                     "4.5.1 (event C3H)",
                     rr.cycles_method);
@@ -333,7 +339,7 @@ static double measure_penalty(const char **method_out)
     json_kv_double(j, "mispredicts_predictable", rate_p);
     plat_rec_end();
     if (is_finite(penalty))
-        ca_penalty_set(CA_P_BRANCH, penalty);
+        ca_penalty_set(CA_P_BRANCH, penalty, v.q, v.reason);
     plat_printf("  conditional branch: predictable %.2f, random %.2f cycles/branch -> misprediction penalty %.1f "
                 "cycles (%s)\n",
                 rp.cycles, rr.cycles, penalty, rate_method);

@@ -17,24 +17,33 @@
 static struct {
     const char *name;
     double cycles;
+    enum quality q;
+    char reason[VERDICT_REASON_MAX + 16]; /* "<quality>: <why>" when not usable */
 } penalties[CA_MAX_PENALTIES];
 static size_t n_penalties;
 
 static bool is_finite(double v) { return v == v && v - v == 0; }
 
-int ca_penalty_set(const char *name, double cycles)
+int ca_penalty_set(const char *name, double cycles, enum quality q, const char *reason)
 {
-    if (!name || !is_finite(cycles))
+    if (!name || (!is_finite(cycles) && q < QUALITY_SUSPECT))
         return -1;
-    for (size_t i = 0; i < n_penalties; i++)
-        if (!strcmp(penalties[i].name, name)) {
-            penalties[i].cycles = cycles;
-            return 0;
-        }
-    if (n_penalties == CA_MAX_PENALTIES)
-        return -1;
-    penalties[n_penalties].name = name;
-    penalties[n_penalties++].cycles = cycles;
+    size_t i = 0;
+    while (i < n_penalties && strcmp(penalties[i].name, name))
+        i++;
+    if (i == n_penalties) {
+        if (n_penalties == CA_MAX_PENALTIES)
+            return -1;
+        n_penalties++;
+    }
+    penalties[i].name = name;
+    penalties[i].cycles = cycles;
+    penalties[i].q = q;
+    if (q >= QUALITY_SUSPECT)
+        fmt_snprintf(penalties[i].reason, sizeof(penalties[i].reason), "%s: %s", quality_name(q),
+                     reason && reason[0] ? reason : "no reason given");
+    else
+        penalties[i].reason[0] = 0;
     return 0;
 }
 
@@ -48,10 +57,20 @@ bool ca_penalty_get(const char *name, double *cycles)
     }
     for (size_t i = 0; i < n_penalties; i++)
         if (!strcmp(penalties[i].name, name)) {
+            if (penalties[i].q >= QUALITY_SUSPECT)
+                return false; /* measured, but not trusted: dropped (ca_penalty_dropped says why) */
             *cycles = penalties[i].cycles;
             return true;
         }
     return false;
+}
+
+const char *ca_penalty_dropped(const char *name)
+{
+    for (size_t i = 0; name && i < n_penalties; i++)
+        if (!strcmp(penalties[i].name, name) && penalties[i].q >= QUALITY_SUSPECT)
+            return penalties[i].reason;
+    return NULL;
 }
 
 void ca_penalty_reset(void) { n_penalties = 0; }
@@ -106,7 +125,9 @@ void ca_json(struct json *j, const char *bench, const struct ca_result *r, const
             json_kv_double(j, "count", t[i].count);
         else
             json_kv_null(j, "count");
-        json_kv_double(j, "penalty", t[i].cycles); /* NaN -> null: not calibrated in this run */
+        json_kv_double(j, "penalty", t[i].cycles); /* NaN -> null: not calibrated in this run, or dropped */
+        if (t[i].dropped)
+            json_kv_str(j, "dropped", t[i].dropped);
         json_kv_double(j, "stall_cycles", term_usable(&t[i]) ? t[i].count * t[i].cycles : __builtin_nan(""));
         json_obj_end(j);
     }
@@ -130,8 +151,11 @@ void ca_print(ca_print_fn print, const char *bench, const struct ca_result *r, c
     print("    %-36s %16s %10s %16s %7s\n", "event", "count N", "penalty P", "P x N cycles", "% stall");
     for (size_t i = 0; i < n; i++) {
         if (!term_usable(&t[i])) {
-            print("    %-36s %16s %10s %16s %7s  (%s)\n", t[i].event ? t[i].event : t[i].penalty, "-", "-", "-", "-",
-                  t[i].event ? "penalty not calibrated in this run" : "event not counted here");
+            print("    %-36s %16s %10s %16s %7s  (%s%s)\n", t[i].event ? t[i].event : t[i].penalty, "-", "-", "-", "-",
+                  !t[i].event ? "event not counted here"
+                  : t[i].dropped ? "penalty dropped, "
+                                 : "penalty not calibrated in this run",
+                  t[i].event && t[i].dropped ? t[i].dropped : "");
             continue;
         }
         double c = t[i].count * t[i].cycles;
@@ -308,6 +332,8 @@ int ca_measure(struct ca_account *a, void (*fn)(void *), void *arg)
         double p;
         if (ca_penalty_get(ca_terms[i].penalty, &p))
             a->t[i].cycles = p;
+        else
+            a->t[i].dropped = ca_penalty_dropped(ca_terms[i].penalty);
     }
     /* Groups run separately see slightly different totals: stalls above the cycles are clamped. */
     double total = (double)ev[0].count, stall = MIN((double)ev[1].count, total);

@@ -4,6 +4,7 @@
 
 #include "kernel/klib.h"
 #include "kernel/json.h"
+#include "measure/verdict.h"
 
 /*
  * Core i7 / Xeon 5500 Performance Analysis Guide [PAG], "Stall Decomposition Overview":
@@ -40,12 +41,16 @@ void bench_cycle_accounting(void);
 #define CA_P_LINE_SPLIT "line_split_load"
 #define CA_P_UNIT "cycles" /* the event counts cycles itself (ARITH.CYCLES_DIV_BUSY): P = 1 */
 
-/* Remembers a penalty in core cycles under `name` (a string that outlives the run); a later call with the
- * same name replaces it. Non-finite values are ignored. Returns 0, or -1 when the table is full. */
-int ca_penalty_set(const char *name, double cycles);
+/* Remembers a penalty in core cycles under `name` (a string that outlives the run) with its verdict; a later
+ * call with the same name replaces it. A suspect (or unavailable) penalty is remembered but never used:
+ * ca_penalty_get says false and the cycle_accounting record names it as dropped with the reason.
+ * Non-finite values of usable penalties are ignored. Returns 0, or -1 when the table is full. */
+int ca_penalty_set(const char *name, double cycles, enum quality q, const char *reason);
 /* The penalty, or false when it was not calibrated in this run (CA_P_UNIT is always 1). */
 bool ca_penalty_get(const char *name, double *cycles);
 void ca_penalty_reset(void);
+/* "suspect: <reason>" when the penalty was measured but is suspect (ca_penalty_get then says false), else NULL. */
+const char *ca_penalty_dropped(const char *name);
 
 /* ---- the decomposition (pure arithmetic) ---------------------------------------------------------- */
 
@@ -53,7 +58,8 @@ struct ca_term {
     const char *event;   /* event specifier that was counted (NULL: none of the candidates could be) */
     const char *penalty; /* penalty name (CA_P_*) */
     double count;        /* N_i */
-    double cycles;       /* P_i; NaN when not calibrated in this run */
+    double cycles;       /* P_i; NaN when not calibrated in this run, or dropped */
+    const char *dropped; /* why a measured P_i was not used (it was suspect), else NULL */
 };
 
 struct ca_result {

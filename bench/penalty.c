@@ -118,11 +118,25 @@ double pm_diff_cv(double a, double cv_a, double b, double cv_b)
     return stats_sqrt(sa * sa + sb * sb) / (d < 0 ? -d : d);
 }
 
-void pm_penalty_json(struct json *j, const char *name, const struct stats *cycles, double ns, const char *method,
-                     const char *reference, const char *cycles_method)
+void pm_penalty_verdict(struct verdict *v, const struct stats *c, bool converged, double target_ci)
 {
+    verdict_from_stats(v, c, converged, target_ci);
+    if (v->q == QUALITY_UNAVAILABLE)
+        return;
+    if (!(c->median > 0))
+        verdict_worsen(v, QUALITY_SUSPECT, "%.3g cycles: a penalty must be positive", c->median);
+    else if (!(c->ci_lo > 0))
+        verdict_worsen(v, QUALITY_SUSPECT, "%.3g cycles is within its own uncertainty (95 %% CI %.3g..%.3g)",
+                       c->median, c->ci_lo, c->ci_hi);
+}
+
+void pm_penalty_json(struct json *j, const char *name, const struct stats *cycles, double ns, const struct verdict *v,
+                     const char *method, const char *reference, const char *cycles_method)
+{
+    char fig[LEDGER_NAME_MAX];
+    fmt_snprintf(fig, sizeof(fig), "penalty/%s", name);
     json_kv_str(j, "name", name);
-    stats_json(j, cycles, UNIT_CYCLES);
+    figure_json(j, fig, cycles, UNIT_CYCLES, v);
     stats_json_also(j, UNIT_NS, ns);
     json_kv_str(j, "method", method);
     json_kv_str(j, "reference", reference);
@@ -324,7 +338,8 @@ static TIMED_FN void loop_divsd(void *arg, uint64_t iters)
 #define PEN_MAX 24
 struct pen_row {
     const char *name;
-    double cycles, ns, spread;
+    double cycles, ns, half; /* half: the upper CI half-width */
+    enum quality q;
     const char *method;
 };
 static struct pen_row rows[PEN_MAX];
@@ -341,17 +356,19 @@ static double ticks_to_ns(double t)
 /* Emits the record of a measured penalty (its figure in core cycles per event) and keeps its row; extra keys
  * through j before plat_rec_end, so the record is left open: the caller closes it. */
 static struct json *emit(const char *name, const struct stats *cyc, double ns, const char *method,
-                         const char *reference, const struct pm_result *r)
+                         const char *reference, const struct pm_result *r, const char *suspect)
 {
+    struct verdict v;
+    pm_penalty_verdict(&v, cyc, r ? r->converged : false, meas_ci_target(plat_config()->quick));
+    if (suspect)
+        verdict_worsen(&v, QUALITY_SUSPECT, "%s", suspect);
     struct json *j = plat_rec_begin("penalty");
-    pm_penalty_json(j, name, cyc, ns, method, reference, r ? r->cycles_method : NULL);
-    if (r) {
+    pm_penalty_json(j, name, cyc, ns, &v, method, reference, r ? r->cycles_method : NULL);
+    if (r)
         json_kv_double(j, "core_tsc_ratio", r->ratio);
-        json_kv_bool(j, "converged", r->converged);
-    }
     if (n_rows < PEN_MAX)
-        rows[n_rows++] = (struct pen_row){name, cyc->median, ns, cyc->spread, method};
-    ca_penalty_set(name, cyc->median);
+        rows[n_rows++] = (struct pen_row){name, cyc->median, ns, cyc->ci_hi - cyc->median, v.q, method};
+    ca_penalty_set(name, cyc->median, v.q, v.reason);
     return j;
 }
 
@@ -361,7 +378,11 @@ static void emit_unavailable(const char *name, const char *reason, const char *r
     json_kv_str(j, "name", name);
     json_kv_str(j, "status", "unavailable");
     json_kv_str(j, "reason", reason);
-    stats_json(j, NULL, UNIT_CYCLES);
+    struct verdict v;
+    verdict_unavailable(&v, reason);
+    char fig[LEDGER_NAME_MAX];
+    fmt_snprintf(fig, sizeof(fig), "penalty/%s", name);
+    figure_json(j, fig, NULL, UNIT_CYCLES, &v);
     json_kv_null(j, UNIT_NS);
     json_kv_str(j, "method", "not measured");
     json_kv_str(j, "reference", reference);
@@ -381,16 +402,19 @@ static struct json *emit_lat(const char *name, const struct pm_result *r, double
                              const char *reference)
 {
     struct stats c = per_event(r, per_iter);
-    return emit(name, &c, r->ns / per_iter, method, reference, r);
+    return emit(name, &c, r->ns / per_iter, method, reference, r, NULL);
 }
 
 /* The difference a / per_a - b / per_b (per event) as a penalty record; left open. */
 static struct json *emit_diff(const char *name, const struct pm_result *a, double per_a, const struct pm_result *b,
-                              double per_b, const char *method, const char *reference)
+                              double per_b, const char *method, const char *reference, const char *suspect)
 {
     struct stats ca = per_event(a, per_a), cb = per_event(b, per_b), d;
     pm_stats_diff(&ca, &cb, &d);
-    return emit(name, &d, ticks_to_ns(a->tsc.median / per_a - b->tsc.median / per_b), method, reference, a);
+    struct pm_result both = *a;
+    both.converged = a->converged && b->converged;
+    return emit(name, &d, ticks_to_ns(a->tsc.median / per_a - b->tsc.median / per_b), method, reference, &both,
+                suspect);
 }
 
 /* A latency (per-event loop time) as a penalty record. */
@@ -406,7 +430,7 @@ static void emit_latency(const char *name, const struct pm_result *r, double per
 static void emit_delta(const char *name, const struct pm_result *a, const struct pm_result *base, double per_iter,
                        const char *base_name, const char *method, const char *reference)
 {
-    struct json *j = emit_diff(name, a, per_iter, base, per_iter, method, reference);
+    struct json *j = emit_diff(name, a, per_iter, base, per_iter, method, reference, NULL);
     json_kv_double(j, "latency_cycles", a->cycles / per_iter);
     json_kv_str(j, "baseline", base_name);
     json_kv_double(j, "baseline_cycles", base->cycles / per_iter);
@@ -484,7 +508,7 @@ static void measure_l1_and_splits(struct pm_result *l1)
             json_kv_double(j, "latency_cycles", r.cycles / SELF_LOADS);
         } else {
             double a = r.cycles / SELF_LOADS, b = l1->cycles / SELF_LOADS;
-            j = emit_diff(cases[i].name, &r, SELF_LOADS, l1, SELF_LOADS, cases[i].method, ref);
+            j = emit_diff(cases[i].name, &r, SELF_LOADS, l1, SELF_LOADS, cases[i].method, ref, NULL);
             json_kv_double(j, "latency_cycles", a);
             json_kv_str(j, "baseline", "l1_hit");
             json_kv_double(j, "baseline_cycles", b);
@@ -550,7 +574,7 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
             json_kv_double(j, "latency_cycles", r.cycles / CHASE_UNROLL);
         } else {
             double la = r.cycles / CHASE_UNROLL, lb = l1->cycles / SELF_LOADS;
-            j = emit_diff(lv[i].name, &r, CHASE_UNROLL, l1, SELF_LOADS, lv[i].method, lv[i].reference);
+            j = emit_diff(lv[i].name, &r, CHASE_UNROLL, l1, SELF_LOADS, lv[i].method, lv[i].reference, NULL);
             json_kv_double(j, "latency_cycles", la);
             json_kv_str(j, "baseline", "l1_hit");
             json_kv_double(j, "baseline_cycles", lb);
@@ -569,7 +593,7 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
                 j = emit_diff(CA_P_LFB, &f, 8, l1, SELF_LOADS,
                          "L2-sized random chase where an independent load to the same line (offset 32) issues just "
                          "before each chained load; chained-load latency minus l1_hit",
-                         ref_lfb);
+                         ref_lfb, NULL);
                 json_kv_double(j, "latency_cycles", lat);
                 json_kv_double(j, "l2_chase_cycles", r.cycles / CHASE_UNROLL);
                 json_kv_str(j, "baseline", "l1_hit");
@@ -608,10 +632,19 @@ static void measure_dtlb(struct plat_buf *scratch)
         emit_unavailable(CA_P_DTLB, "chain or clock failure", ref);
     } else {
         double a = r4.cycles / CHASE_UNROLL, c2 = r2.cycles / CHASE_UNROLL;
+        /* The difference is a page walk only if the buffers really have the pages asked for. */
+        char why[160];
+        const char *suspect = NULL;
+        if (b4.page_bytes != KiB(4) || b2.page_bytes != MiB(2)) {
+            fmt_snprintf(why, sizeof(why), "measured without the pages it asked for: 4 KiB buffer has %lu-byte pages, "
+                         "2 MiB buffer has %lu-byte pages (0: unknown)", (unsigned long)b4.page_bytes,
+                         (unsigned long)b2.page_bytes);
+            suspect = why;
+        }
         struct json *j = emit_diff(CA_P_DTLB, &r4, CHASE_UNROLL, &r2, CHASE_UNROLL,
                               "page-by-page chase (1 line per 4 KiB block, random block order) on 4 KiB pages minus "
                               "the same chase on 2 MiB pages",
-                              ref);
+                              ref, suspect);
         json_kv_double(j, "latency_4k_cycles", a);
         json_kv_double(j, "latency_2m_cycles", c2);
         json_kv_uint(j, "pages_4k", pages);
@@ -711,11 +744,14 @@ void bench_penalty(void)
     measure_divider();
     plat_free(&scratch);
 
-    plat_printf("  %-26s %10s %10s %8s  %s\n", "penalty", "cycles", "ns", "spread", "method");
+    plat_printf("  %-26s %18s %10s %-8s %s\n", "penalty", "cycles +-95% CI", "ns", "quality", "method");
     for (size_t i = 0; i < n_rows; i++) {
-        char m[72];
+        char m[72], v[32];
         fmt_snprintf(m, sizeof(m), "%s", rows[i].method);
-        plat_printf("  %-26s %10.2f %10.2f %8.3f  %s%s\n", rows[i].name, rows[i].cycles, rows[i].ns, rows[i].spread, m,
+        fmt_snprintf(v, sizeof(v), "%.2f +-%.2f", rows[i].cycles, rows[i].half);
+        plat_printf("  %-26s %18s %10.2f %-8s %s%s\n", rows[i].name, v, rows[i].ns, quality_name(rows[i].q), m,
                     strlen(rows[i].method) >= sizeof(m) ? "..." : "");
     }
+    plat_printf("  (suspect penalties are not used by cycle accounting; the reason is in each record's "
+                "quality_reason)\n");
 }

@@ -5,6 +5,7 @@
 #include "kernel/klib.h"
 #include "kernel/json.h"
 #include "measure/stats.h"
+#include "measure/verdict.h"
 #include "measure/timing.h"
 
 #define PENALTY_WHAT "penalties for cycle accounting: DTLB miss (4K vs 2M pages), store forwarding, 4K aliasing, " \
@@ -64,8 +65,12 @@ double pm_diff_cv(double a, double cv_a, double b, double cv_b);
 
 /* Writes a `penalty` record's common keys: name, the figure in core cycles through the statistics emitter
  * (measure/stats_json.h), its median in ns, method, reference, cycles_method. */
-void pm_penalty_json(struct json *j, const char *name, const struct stats *cycles, double ns, const char *method,
-                     const char *reference, const char *cycles_method);
+void pm_penalty_json(struct json *j, const char *name, const struct stats *cycles, double ns, const struct verdict *v,
+                     const char *method, const char *reference, const char *cycles_method);
+/* A penalty's verdict: ok / noisy from its CI (verdict_from_stats), suspect when it is not positive or when
+ * its 95 % CI reaches down to zero (smaller than its own uncertainty). Cycle accounting never uses a
+ * suspect penalty. */
+void pm_penalty_verdict(struct verdict *v, const struct stats *c, bool converged, double target_ci);
 /* A measurement's figure in core cycles per event: the TSC statistics x the ratio / events per iteration. */
 void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out);
 /* The figure of a difference of two medians a - b: median a - b, spread propagated (pm_diff_cv), the CI

@@ -19,11 +19,11 @@ static void test_compute(void **state)
 {
     (void)state;
     struct ca_term t[] = {
-        {"MEM_LOAD_RETIRED:LLC_MISS", CA_P_DRAM, 1000, 200},
-        {"BR_MISP_RETIRED", CA_P_BRANCH, 5000, 15},
-        {"ARITH:CYCLES_DIV_BUSY", CA_P_UNIT, 7000, 1},
-        {NULL, CA_P_ALIAS, 0, 5},                 /* event not counted */
-        {"PARTIAL_ADDRESS_ALIAS", CA_P_ALIAS, 10, NAN}, /* penalty not calibrated */
+        {"MEM_LOAD_RETIRED:LLC_MISS", CA_P_DRAM, 1000, 200, NULL},
+        {"BR_MISP_RETIRED", CA_P_BRANCH, 5000, 15, NULL},
+        {"ARITH:CYCLES_DIV_BUSY", CA_P_UNIT, 7000, 1, NULL},
+        {NULL, CA_P_ALIAS, 0, 5, NULL},                 /* event not counted */
+        {"PARTIAL_ADDRESS_ALIAS", CA_P_ALIAS, 10, NAN, NULL}, /* penalty not calibrated */
     };
     struct ca_result r;
     assert_int_equal(ca_compute(1e6, 400000, t, 5, &r), 0);
@@ -44,7 +44,7 @@ static void test_compute(void **state)
     assert_int_equal(ca_compute(10, 5, NULL, 0, &r), 0);
     assert_true(r.counted_stall_cycles == 0 && r.unaccounted_cycles == 5);
     /* negative counts are not terms */
-    struct ca_term neg = {"X", CA_P_UNIT, -5, 1};
+    struct ca_term neg = {"X", CA_P_UNIT, -5, 1, NULL};
     assert_int_equal(ca_compute(10, 5, &neg, 1, &r), 0);
     assert_int_equal(r.terms_missing, 1);
 }
@@ -56,22 +56,60 @@ static void test_penalty_registry(void **state)
     double v;
     assert_false(ca_penalty_get(CA_P_DRAM, &v));
     assert_true(ca_penalty_get(CA_P_UNIT, &v) && v == 1.0);
-    assert_int_equal(ca_penalty_set(CA_P_DRAM, 180.5), 0);
+    assert_int_equal(ca_penalty_set(CA_P_DRAM, 180.5, QUALITY_OK, NULL), 0);
     assert_true(ca_penalty_get(CA_P_DRAM, &v) && v == 180.5);
-    assert_int_equal(ca_penalty_set(CA_P_DRAM, 190), 0); /* replaced, not added */
+    assert_int_equal(ca_penalty_set(CA_P_DRAM, 190, QUALITY_NOISY, "wide"), 0); /* replaced, not added */
     assert_true(ca_penalty_get(CA_P_DRAM, &v) && v == 190);
-    assert_int_equal(ca_penalty_set(CA_P_L2, NAN), -1);
+    assert_int_equal(ca_penalty_set(CA_P_L2, NAN, QUALITY_OK, NULL), -1);
     assert_false(ca_penalty_get(CA_P_L2, &v));
-    assert_int_equal(ca_penalty_set(NULL, 1), -1);
+    assert_int_equal(ca_penalty_set(NULL, 1, QUALITY_OK, NULL), -1);
     static char names[CA_MAX_PENALTIES][16];
     int full = 0;
     for (int i = 0; i < CA_MAX_PENALTIES; i++) {
         snprintf(names[i], sizeof(names[i]), "p%d", i);
-        full |= ca_penalty_set(names[i], i);
+        full |= ca_penalty_set(names[i], i, QUALITY_OK, NULL);
     }
     assert_int_equal(full, -1); /* one slot was taken by CA_P_DRAM */
     ca_penalty_reset();
     assert_false(ca_penalty_get(CA_P_DRAM, &v));
+    /* A suspect penalty (negative, or inside its own uncertainty) is remembered but never used. */
+    assert_int_equal(ca_penalty_set(CA_P_DTLB, -6.0, QUALITY_SUSPECT, "-6 cycles: a penalty must be positive"), 0);
+    assert_false(ca_penalty_get(CA_P_DTLB, &v));
+    assert_string_equal(ca_penalty_dropped(CA_P_DTLB), "suspect: -6 cycles: a penalty must be positive");
+    assert_null(ca_penalty_dropped(CA_P_DRAM));
+    /* measured again and fine: used again */
+    assert_int_equal(ca_penalty_set(CA_P_DTLB, 7.5, QUALITY_OK, NULL), 0);
+    assert_true(ca_penalty_get(CA_P_DTLB, &v) && v == 7.5);
+    assert_null(ca_penalty_dropped(CA_P_DTLB));
+}
+
+/* A suspect penalty is dropped from the accounting, and the record and table say which and why. */
+static void test_suspect_penalty_dropped(void **state)
+{
+    (void)state;
+    ca_penalty_reset();
+    ca_penalty_set(CA_P_DRAM, 200, QUALITY_OK, NULL);
+    ca_penalty_set(CA_P_BRANCH, -3, QUALITY_SUSPECT, "-3 cycles: a penalty must be positive");
+    struct ca_term t[2] = {{.event = "MEM_LOAD_RETIRED:LLC_MISS", .penalty = CA_P_DRAM, .count = 10},
+                           {.event = "BR_MISP_RETIRED", .penalty = CA_P_BRANCH, .count = 100}};
+    for (size_t i = 0; i < 2; i++) {
+        double p;
+        t[i].cycles = ca_penalty_get(t[i].penalty, &p) ? p : NAN;
+        t[i].dropped = ca_penalty_dropped(t[i].penalty);
+    }
+    struct ca_result r;
+    assert_int_equal(ca_compute(10000, 5000, t, 2, &r), 0);
+    assert_true(r.counted_stall_cycles == 2000); /* the branch term does not count */
+    assert_int_equal(r.terms_used, 1);
+    assert_int_equal(r.terms_missing, 1);
+    char buf[4096];
+    struct json j;
+    json_init(&j, buf, sizeof(buf));
+    json_obj_begin(&j);
+    ca_json(&j, "unit", &r, t, 2, "STALLS", "CYCLES");
+    json_close_all(&j);
+    assert_non_null(strstr(buf, "\"penalty_name\":\"branch_mispredict\",\"count\":100,\"penalty\":null,"
+                                "\"dropped\":\"suspect: -3 cycles: a penalty must be positive\""));
 }
 
 /* A fake PMU: knows some event names, counts "events" as fixed multiples of how often the workload ran. */
@@ -163,8 +201,8 @@ static void test_measure_and_record(void **state)
     (void)state;
     ca_set_counter_hook(&fake_hook, NULL);
     ca_penalty_reset();
-    ca_penalty_set(CA_P_DRAM, 200);
-    ca_penalty_set(CA_P_BRANCH, 15);
+    ca_penalty_set(CA_P_DRAM, 200, QUALITY_OK, NULL);
+    ca_penalty_set(CA_P_BRANCH, 15, QUALITY_OK, NULL);
     static struct ca_account a;
     assert_int_equal(ca_measure(&a, workload, NULL), 0);
     assert_true(a.ok);
@@ -240,7 +278,7 @@ static void test_bench_with_fake_pmu(void **state)
     FAKE.cfg.quick = true;
     ca_set_counter_hook(&fake_hook, NULL);
     ca_penalty_reset();
-    ca_penalty_set(CA_P_BRANCH, 15);
+    ca_penalty_set(CA_P_BRANCH, 15, QUALITY_OK, NULL);
     bench_cycle_accounting();
     assert_int_equal(fake_count("cycle_accounting"), 4);
     assert_non_null(fake_find("cycle_accounting", "\"bench\":\"branch_random\",\"status\":\"ok\"", 0));
@@ -253,6 +291,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compute),
         cmocka_unit_test(test_penalty_registry),
+        cmocka_unit_test(test_suspect_penalty_dropped),
         cmocka_unit_test(test_count_through_hook),
         cmocka_unit_test(test_measure_and_record),
         cmocka_unit_test(test_penalty_arithmetic),

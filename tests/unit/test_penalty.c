@@ -103,18 +103,28 @@ static void test_bench_penalty_records(void **state)
                                   "div_r32", "divsd"};
     assert_int_equal(fake_count("penalty"), sizeof(names) / sizeof(names[0]));
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        char want[64];
-        snprintf(want, sizeof(want), "\"name\":\"%s\",\"unit\":\"cycles\",\"median\":", names[i]);
+        char want[128];
+        snprintf(want, sizeof(want), "\"name\":\"%s\",\"figure\":\"penalty/%s\",\"unit\":\"cycles\",\"median\":", names[i],
+                 names[i]);
         const char *r = fake_find("penalty", want, 0);
         assert_non_null(r);
-        for (const char *k = "ns\0spread\0n\0ci_lo\0ci_hi\0method\0reference\0cycles_method\0"; *k; k += strlen(k) + 1) {
+        for (const char *k = "ns\0spread\0n\0ci_lo\0ci_hi\0converged\0quality\0method\0reference\0cycles_method\0"; *k;
+             k += strlen(k) + 1) {
             char key[32];
             snprintf(key, sizeof(key), "\"%s\":", k);
             assert_non_null(strstr(r, key));
         }
         assert_null(strstr(r, "\"median\":null"));
+        /* handed to cycle accounting unless suspect; a suspect one is dropped with its reason */
         double v;
-        assert_true(ca_penalty_get(names[i], &v) && isfinite(v));
+        if (strstr(r, "\"quality\":\"suspect\"")) {
+            assert_non_null(strstr(r, "\"quality_reason\":"));
+            assert_false(ca_penalty_get(names[i], &v));
+            assert_non_null(ca_penalty_dropped(names[i]));
+        } else {
+            assert_true(ca_penalty_get(names[i], &v) && isfinite(v));
+            assert_null(ca_penalty_dropped(names[i]));
+        }
     }
     /* the divider record says why ARITH.CYCLES_DIV_BUSY is missing */
     assert_non_null(fake_find("penalty", "\"div_busy_reason\":\"test: no PMU\"", 0));
