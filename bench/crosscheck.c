@@ -98,6 +98,10 @@ int crosscheck_figures(const char *quantity, const char *a, const char *b, doubl
     } else if (ea->q == QUALITY_UNAVAILABLE || eb->q == QUALITY_UNAVAILABLE) {
         fmt_snprintf(reason, sizeof(reason), "%s is unavailable", ea->q == QUALITY_UNAVAILABLE ? a : b);
         nj = reason;
+    } else if (!is_finite(ea->median) || !is_finite(eb->median)) {
+        const struct ledger_entry *e = !is_finite(ea->median) ? ea : eb;
+        fmt_snprintf(reason, sizeof(reason), "%s has no value (%s)", e->name, quality_name(e->q));
+        nj = reason;
     } else if (ea->unit && eb->unit && strcmp(ea->unit, eb->unit)) {
         fmt_snprintf(reason, sizeof(reason), "units differ (%s vs %s)", ea->unit, eb->unit);
         nj = reason;

@@ -4,6 +4,8 @@
 #include "bench/lat_common.h"
 #include "measure/rand.h"
 #include "kernel/fmt.h"
+#include "bench/crosscheck.h"
+#include "bench/lat_table2.h"
 
 static struct plat_cpu cpus[LAT_C2C_MAX_CPUS];
 static double hit_ns[LAT_C2C_MAX_CPUS][LAT_C2C_MAX_CPUS], hitm_ns[LAT_C2C_MAX_CPUS][LAT_C2C_MAX_CPUS];
@@ -173,4 +175,18 @@ void bench_c2c(void)
             lines.n, rounds, pairs, failed);
     print_matrix("c2c HIT: clean line last read by the other CPU", hit_ns, n);
     print_matrix("c2c HITM: line last written by the other CPU", hitm_ns, n);
+
+    /* The pair the Table 2 rows used (helper -> measuring CPU) measures the same two quantities. */
+    uint32_t self, helper;
+    if (lat_table2_helper(&self, &helper)) {
+        char a[LEDGER_NAME_MAX];
+        fmt_snprintf(a, sizeof(a), "c2c/%u-%u/hitm", helper, self);
+        crosscheck_figures("line modified in another core (c2c HITM vs Table 2 row)", a,
+                           "data_source/L3_modified_other_core", XC_TOL_LATENCY, NULL, NULL);
+        fmt_snprintf(a, sizeof(a), "c2c/%u-%u/hit", helper, self);
+        crosscheck_figures("line shared with another core (c2c HIT vs Table 2 row)", a,
+                           "data_source/L3_shared_other_core", XC_TOL_LATENCY, NULL, NULL);
+    } else {
+        plat_printf("  (no c2c cross-check: the Table 2 rows did not run with a helper core)\n");
+    }
 }

@@ -3,6 +3,7 @@
 #include "bench/lat_common.h"
 #include "measure/rand.h"
 #include "kernel/fmt.h"
+#include "bench/crosscheck.h"
 
 #define NUMA_MAX 16 /* = ACPI_MAX_NODES */
 
@@ -117,6 +118,15 @@ void bench_numa_latency(void)
         plat_free(&b);
     }
     lat_scratch_free(&scratch);
+
+    /* The same quantity as the Table 2 local_DRAM row: same chain, same working-set rule, CPU 0's node. */
+    struct plat_cpu self0;
+    if (plat_cpu(0, &self0) && self0.node >= 0) {
+        char a[LEDGER_NAME_MAX];
+        fmt_snprintf(a, sizeof(a), "numa_latency/%d-%d", self0.node, self0.node);
+        crosscheck_figures("local DRAM latency (numa_latency vs Table 2 row)", a, "data_source/local_DRAM",
+                           XC_TOL_DRAM, NULL, NULL);
+    }
 
     plat_printf("NUMA latency (ns; rows: node of the CPU, columns: node of the memory)\n  %6s", "node");
     for (uint32_t m = 0; m < nodes; m++)
@@ -317,15 +327,13 @@ void bench_loaded_latency(void)
             lat_unavailable_json(j, name, "the chase failed (clock)");
         }
         plat_rec_end();
-        char dl[16];
-        if (idle)
-            fmt_snprintf(dl, sizeof(dl), "idle");
-        else
-            fmt_snprintf(dl, sizeof(dl), "%u", delays[d]);
-        plat_printf("  %12s %12.3f %10.2f %9.1f\n", dl, bps * 1e-9, rc == CHASE_OK ? r.ns : 0.0,
+        plat_printf("  %12s %12.3f %10.2f %9.1f\n", dl_name, bps * 1e-9, rc == CHASE_OK ? r.ns : 0.0,
                     rc == CHASE_OK ? r.cycles : 0.0);
     }
     for (uint32_t i = 0; i < have; i++)
         plat_free(&stream_bufs[i]);
     plat_free(&cb);
+    /* The idle point is the Table 2 local_DRAM row again: same chain and working-set rule, CPU 0's node. */
+    crosscheck_figures("local DRAM latency (loaded-latency idle point vs Table 2 row)", "loaded_latency/idle",
+                       "data_source/local_DRAM", XC_TOL_DRAM, NULL, NULL);
 }

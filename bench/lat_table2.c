@@ -283,6 +283,18 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
 
 /* ---- set-up ------------------------------------------------------------------------------------------ */
 
+static struct {
+    bool have;
+    uint32_t self, helper;
+} last_helper;
+
+bool lat_table2_helper(uint32_t *self, uint32_t *helper)
+{
+    *self = last_helper.self;
+    *helper = last_helper.helper;
+    return last_helper.have;
+}
+
 static void find_cpus(struct env *e)
 {
     e->ncpu = plat_cpu_count();
@@ -306,6 +318,9 @@ static void find_cpus(struct env *e)
                 e->remote = c, e->have_remote = true;
         }
     }
+    last_helper.have = e->have_helper;
+    last_helper.self = e->self.id;
+    last_helper.helper = e->helper.id;
     if (e->ncpu <= 1)
         fmt_snprintf(e->no_helper, sizeof(e->no_helper), "one CPU: no other core to hold the lines");
     else if (sibling)
