@@ -1,5 +1,12 @@
 # pmubench - build the UEFI image, host tests, QEMU boot tests and the USB image.
 # `make run` boots it under QEMU; `make test` runs every test. See README.md.
+#
+# One Makefile, in this order: flags; the UEFI image; the generated PMU event tables; host unit tests (one table);
+# the hosted runner; layer check, QEMU, USB and signing. Every object is compiled with -MMD -MP: gcc writes the
+# headers it read into a .d file beside the object and make includes those (end of file), so editing a header
+# rebuilds exactly the objects that include it. Everything built goes under $(BUILD), except $(GEN) (below).
+
+.DEFAULT_GOAL := all
 
 PYTHON   ?= /usr/bin/python3
 CC       := gcc
@@ -13,56 +20,66 @@ EFI_INC  := /usr/include/efi
 EFI_LIB  := /usr/lib
 EFI_CRT0 := $(EFI_LIB)/crt0-efi-x86_64.o
 
+# Generated PMU event tables. Fixed at build/gen, not under $(BUILD): pmu/pmu.c and pmu/counting.c include them
+# as "build/gen/pmu_events.h" (found through -I.), the rest as "pmu_events.h" (through -I$(GEN)).
+GEN      := build/gen
+GEN_SRCS := $(GEN)/pmu_events.c $(GEN)/pmu_events.h
+
+DEPFLAGS := -MMD -MP
+
 # Freestanding kernel flags: -fpic because the whole image is one relocatable PE (gnu-efi's model),
 # no red zone because exceptions arrive on the current stack, no stack protector (no runtime for it).
 KCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding -fno-builtin-printf -fpic \
            -fvisibility=hidden -fno-stack-protector -fno-stack-check -fno-strict-aliasing -fno-common \
-           -mno-red-zone -fshort-wchar -DGNU_EFI_USE_MS_ABI -I. -I$(BUILD)/gen \
+           -mno-red-zone -fshort-wchar -DGNU_EFI_USE_MS_ABI -I. -I$(GEN) \
            -DPMB_VERSION=\"$(VERSION)\" -DPMB_GITREV=\"$(GITREV)\"
-BOOT_CFLAGS := $(KCFLAGS) -I$(EFI_INC) -I$(EFI_INC)/x86_64 -I$(EFI_INC)/protocol
 LDFLAGS := -nostdlib -znocombreloc -T linker.ld -shared -Bsymbolic --no-undefined
 
 # Host unit tests: pure logic only, with sanitizers.
-HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DPMB_HOST -I. -I$(BUILD)/gen \
+HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DPMB_HOST -I. -I$(GEN) \
                -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-# Every .c/.S under boot/ kernel/ bench/ pmu/ is part of the image (host-only code lives in
-# subdirectories such as bench/hosted/ and scripts/). Fragments may add generated sources.
-KERNEL_GEN_SRCS :=
-UNIT_TESTS :=
-include $(wildcard pmu/*.mk bench/*.mk kernel/*.mk tests/unit/*.mk)
+# The hosted runner: -O2 like the kernel (the timed loop must compile to the same 64 dependent loads); no
+# sanitizers, they would sit inside the measured code.
+HOST_BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -DPMB_HOST -I. -pthread \
+                     -DPMB_VERSION=\"$(VERSION)\" -DPMB_GITREV=\"$(GITREV)\"
 
-BOOT_SRCS   := $(wildcard boot/*.c)
-KERNEL_SRCS := $(wildcard kernel/*.c measure/*.c bench/*.c pmu/*.c) $(KERNEL_GEN_SRCS)
-ASM_SRCS    := $(wildcard kernel/*.S)
-OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(BOOT_SRCS) $(KERNEL_SRCS)) \
-        $(patsubst %.S,$(BUILD)/obj/%.o,$(ASM_SRCS))
-HEADERS := $(wildcard boot/*.h kernel/*.h measure/*.h bench/*.h pmu/*.h)
+# Host tools run at build time (the event-table generator): no sanitizers, libpfm4 leaks by design.
+TOOL_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DPMB_HOST -I.
 
-.PHONY: all efi run test unit boot-test usb deps clean fixtures sign host-bench
+.PHONY: all efi run test unit boot-test usb deps clean fixtures sign host-bench pmu-events check-layers
 all: efi
 efi: $(BUILD)/pmubench.efi
 
-$(BUILD)/obj/boot/%.o: boot/%.c $(HEADERS)
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	@$(CC) $(BOOT_CFLAGS) -c $< -o $@
+# ---- the UEFI image ---------------------------------------------------------------------------------------------
+# The image is every .c and .S under IMAGE_DIRS (subfolders included) plus the generated event tables, minus
+# HOST_ONLY_SRCS: code that lives beside the image's but only the hosted runner or the unit tests link (make
+# patterns; a file listed here says "host-only" in its opening comment).
+IMAGE_DIRS     := boot kernel measure bench pmu app
+HOST_ONLY_SRCS := bench/hosted/%
 
-# klib implements memcpy/memset: keep gcc from turning its loops back into calls to themselves.
-$(BUILD)/obj/kernel/klib.o: kernel/klib.c $(HEADERS)
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	@$(CC) $(KCFLAGS) -fno-builtin -fno-tree-loop-distribute-patterns -c $< -o $@
+image_find = $(filter-out $(HOST_ONLY_SRCS),$(foreach d,$(IMAGE_DIRS),$(sort $(shell find $(d) -name '$(1)' 2>/dev/null))))
+IMAGE_C_SRCS := $(call image_find,*.c) $(GEN)/pmu_events.c
+IMAGE_S_SRCS := $(call image_find,*.S)
+OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(IMAGE_C_SRCS)) $(patsubst %.S,$(BUILD)/obj/%.o,$(IMAGE_S_SRCS))
 
-$(BUILD)/obj/%.o: %.c $(HEADERS) | $(KERNEL_GEN_SRCS)
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	@$(CC) $(KCFLAGS) -c $< -o $@
+# Per-object extra flags. boot/ is the only code that sees gnu-efi's headers. klib implements memcpy/memset:
+# keep gcc from turning its loops back into calls to themselves.
+# ("private": not passed on to prerequisites such as the generated header.)
+$(BUILD)/obj/boot/%.o:      private EXTRA_CFLAGS := -I$(EFI_INC) -I$(EFI_INC)/x86_64 -I$(EFI_INC)/protocol
+$(BUILD)/obj/kernel/klib.o: private EXTRA_CFLAGS := -fno-builtin -fno-tree-loop-distribute-patterns
 
-$(BUILD)/obj/%.o: %.S $(HEADERS)
+# The generated header is order-only: it must exist before the first compile (no .d files yet); after that
+# the .d files say which objects actually include it.
+$(BUILD)/obj/%.o: %.c | $(GEN)/pmu_events.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(KCFLAGS) -c $< -o $@
+	@$(CC) $(KCFLAGS) $(EXTRA_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	@$(CC) $(KCFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/pmubench.so: $(OBJS) linker.ld
 	@echo "  LD      $@"
@@ -73,20 +90,129 @@ $(BUILD)/pmubench.efi: $(BUILD)/pmubench.so
 	    --target efi-app-x86_64 --subsystem=10 $< $@
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 
-# ---- host unit tests -------------------------------------------------------------------------
-define unit_rule
-$(BUILD)/host/$(1): $$($(1)_SRCS) $(HEADERS) | $(KERNEL_GEN_SRCS)
-	@mkdir -p $(BUILD)/host
-	@echo "  HOSTCC  $$@"
-	@$(CC) $(HOST_CFLAGS) -o $$@ $$($(1)_SRCS) $$($(1)_LIBS) -lcmocka -lm
-endef
-$(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
-UNIT_BINS := $(addprefix $(BUILD)/host/,$(UNIT_TESTS))
+# ---- generated PMU event tables ---------------------------------------------------------------------------------
+# scripts/gen_pmu_events.c is a host program linked with libpfm4; it writes freestanding C that the image and
+# the unit tests compile like any other source. The tables record the libpfm4 version they came from.
+GEN_TOOL      := $(BUILD)/host/gen_pmu_events
+GEN_TOOL_OBJS := $(BUILD)/tool/scripts/gen_pmu_events.o $(BUILD)/tool/pmu/encode.o
+LIBPFM_PKG_VERSION = $(shell dpkg-query -W -f='$${Version}' libpfm4 2>/dev/null)
+
+$(BUILD)/tool/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  TOOLCC  $<"
+	@$(CC) $(TOOL_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(GEN_TOOL): $(GEN_TOOL_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "  TOOLLD  $@"
+	@$(CC) $(TOOL_CFLAGS) -o $@ $^ -lpfm
+
+# One run writes both files (grouped target, GNU make >= 4.3).
+$(GEN)/pmu_events.c $(GEN)/pmu_events.h &: $(GEN_TOOL)
+	@mkdir -p $(GEN)
+	$(GEN_TOOL) --pkg-version "$(LIBPFM_PKG_VERSION)" $(GEN)/pmu_events.c $(GEN)/pmu_events.h
+
+pmu-events: $(GEN_SRCS)
+
+# ---- host unit tests: one table ---------------------------------------------------------------------------------
+# Each tests/unit/test_X.c is a cmocka program, linked with the pure-logic sources on its "test_X.links" line
+# (and the libraries on an optional "test_X.libs" line). Sources are compiled once, for the host with
+# sanitizers, into $(BUILD)/host/obj; the programs are $(BUILD)/host/test_X (`make build/host/test_acpi`).
+# A new test is a new tests/unit/test_X.c plus one line here; a test file without a line is an error. The lists
+# live here, not in the test files, so that one screen shows what every test links.
+
+# The bandwidth/branch/penalty/cycle-accounting code against a fake platform (malloc'd buffers, pthreads as
+# CPUs, records kept in memory: tests/unit/bw_fake_platform.c).
+BENCH_ON_FAKE_PLATFORM := bench/bandwidth.c bench/cache_sizes.c bench/bw_kernels.c bench/bw_smbios.c \
+    bench/branch.c bench/penalty.c bench/cycle_accounting.c measure/chain.c measure/chase.c measure/engine.c \
+    measure/stats_json.c measure/verdict.c measure/stats.c measure/rand.c kernel/json.c kernel/fmt.c \
+    tests/unit/bw_fake_platform.c
+
+# test                        links (besides tests/unit/<test>.c)
+test_acpi.links             := kernel/acpi.c
+test_config.links           := kernel/config.c kernel/json.c kernel/fmt.c
+test_cpuid.links            := kernel/cpuid.c
+test_fmt.links              := kernel/fmt.c
+test_json.links             := kernel/json.c kernel/fmt.c
+test_pmm.links              := kernel/pmm.c
+test_record.links           := kernel/record.c kernel/crc32.c kernel/json.c kernel/fmt.c
+test_rand.links             := measure/rand.c
+test_chain.links            := measure/chain.c measure/rand.c
+test_stats.links            := measure/stats.c measure/rand.c
+test_knee.links             := measure/knee.c measure/stats.c measure/rand.c
+test_engine.links           := measure/engine.c measure/stats.c
+test_chase.links            := measure/chase.c measure/engine.c measure/chain.c measure/stats.c measure/rand.c
+test_pmu_encode.links       := pmu/encode.c pmu/event.c $(GEN)/pmu_events.c
+test_pmu_event.links        := pmu/event.c pmu/encode.c $(GEN)/pmu_events.c
+test_pmu_sched.links        := pmu/sched.c pmu/event.c pmu/encode.c $(GEN)/pmu_events.c
+test_pmu_libpfm.links       := pmu/event.c pmu/encode.c $(GEN)/pmu_events.c
+test_pmu_libpfm.libs        := -lpfm
+test_pmu_model.links        := pmu/pmu_model.c
+test_pmu_pebs.links         := pmu/pebs.c
+test_pmu_lbr.links          := pmu/lbr.c
+test_lat_plan.links         := bench/lat_plan.c bench/cache_sizes.c kernel/fmt.c
+test_bw_kernels.links       := bench/bw_kernels.c
+test_bw_smbios.links        := bench/bw_smbios.c
+test_bandwidth.links        := $(BENCH_ON_FAKE_PLATFORM)
+test_bandwidth.libs         := -pthread
+test_branch.links           := $(BENCH_ON_FAKE_PLATFORM)
+test_branch.libs            := -pthread
+test_penalty.links          := $(BENCH_ON_FAKE_PLATFORM)
+test_penalty.libs           := -pthread
+test_cycle_accounting.links := $(BENCH_ON_FAKE_PLATFORM)
+test_cycle_accounting.libs  := -pthread
+test_verdict.links          := $(BENCH_ON_FAKE_PLATFORM) bench/crosscheck.c
+test_verdict.libs           := -pthread
+
+UNIT_TESTS := $(sort $(basename $(notdir $(wildcard tests/unit/test_*.c))))
+UNIT_BINS  := $(addprefix $(BUILD)/host/,$(UNIT_TESTS))
+unit_objs   = $(patsubst %.c,$(BUILD)/host/obj/%.o,tests/unit/$(1).c $($(1).links))
+UNIT_OBJS  := $(sort $(foreach t,$(UNIT_TESTS),$(call unit_objs,$(t))))
+# Writes "build/host/test_X: <its objects>" for every test; the one rule below links them all.
+$(foreach t,$(UNIT_TESTS),$(eval $(BUILD)/host/$(t): $(call unit_objs,$(t))))
+
+$(BUILD)/host/obj/%.o: %.c | $(GEN)/pmu_events.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(CC) $(HOST_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/host/test_%:
+	$(if $(filter undefined,$(origin test_$*.links)),$(error tests/unit/test_$*.c has no "test_$*.links := ..." line in the Makefile's unit-test table))
+	@echo "  HOSTLD  $@"
+	@$(CC) $(HOST_CFLAGS) -o $@ $^ $(test_$*.libs) -lcmocka -lm
 
 unit: deps $(UNIT_BINS)
 	$(PYTHON) tests/run_tests.py --unit $(UNIT_BINS)
 
-# ---- QEMU ----------------------------------------------------------------------------------
+# ---- the hosted runner ------------------------------------------------------------------------------------------
+# `make host-bench`: the benchmarks as a Linux program. The same measure/ and bench/ sources as the image, less
+# the image-only ones in HOSTED_SKIP, with bench/hosted/ in place of bench/platform_kernel.c, and the kernel's
+# record stream (record.c, json.c, crc32.c, fmt.c), config parser and CPUID decoding for the same output.
+HOST_BENCH  := $(BUILD)/host-bench/pmubench-host
+# A host-only file (HOST_ONLY_SRCS) that the runner needs is added to HOSTED_SRCS by name.
+HOSTED_SKIP := bench/bench.c bench/platform_kernel.c bench/timer.c
+HOSTED_SRCS := $(wildcard bench/hosted/*.c) $(filter-out $(HOSTED_SKIP),$(wildcard bench/*.c measure/*.c)) \
+               kernel/record.c kernel/json.c kernel/crc32.c kernel/fmt.c kernel/config.c kernel/cpuid.c
+HOSTED_OBJS := $(patsubst %.c,$(BUILD)/host-bench/obj/%.o,$(HOSTED_SRCS))
+
+$(BUILD)/host-bench/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(CC) $(HOST_BENCH_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(HOST_BENCH): $(HOSTED_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTLD  $@"
+	@$(CC) $(HOST_BENCH_CFLAGS) -o $@ $^ -lm
+
+host-bench: $(HOST_BENCH)
+
+# ---- layer check, QEMU, USB, signing ----------------------------------------------------------------------------
+# Which top-level folder may include which: the table at the top of scripts/check_layers.py. `make test` runs it
+# through tests/host/test_layers.py, so it counts in the final "N passed, N failed".
+check-layers:
+	$(PYTHON) scripts/check_layers.py
+
 deps:
 	@scripts/deps.sh
 
@@ -100,8 +226,9 @@ $(BUILD)/pmubench-usb.img: $(BUILD)/pmubench.efi scripts/mkusb.sh scripts/pmuben
 boot-test: deps efi usb
 	$(PYTHON) tests/run_tests.py --boot
 
+# tests/host holds the host-tool tests and test_layers.py (the layer check); --boot adds tests/host and tests/boot.
 test: deps efi usb $(UNIT_BINS)
-	$(PYTHON) tests/run_tests.py --unit $(UNIT_BINS) --boot
+	$(PYTHON) tests/run_tests.py --unit $(UNIT_BINS) --boot  # includes tests/host/test_layers.py: check_layers.py
 
 # Serial logs of the real image under QEMU, checked in for the host-tool tests (tests/host/fixtures).
 fixtures: deps efi
@@ -117,4 +244,7 @@ sign: $(BUILD)/pmubench.efi
 	    $(or $(CERT),$(SNAKEOIL_CERT)) $(BUILD)/pmubench.efi $(BUILD)/pmubench.signed.efi
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(GEN)
+
+# Header dependencies written by -MMD (absent before the first build: hence -include).
+-include $(patsubst %.o,%.d,$(OBJS) $(UNIT_OBJS) $(HOSTED_OBJS) $(GEN_TOOL_OBJS))

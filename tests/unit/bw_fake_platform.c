@@ -178,12 +178,28 @@ void plat_rec_end(void)
         FAKE.rec[FAKE.nrec++] = strdup(rec_json.overflow ? "{\"type\":\"record_overflow\"}" : rec_buf);
 }
 
+static char text_ring[FAKE_TEXT_KEEP][512]; /* the latest plat_printf calls */
+
 void plat_printf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (FAKE.echo)
-        vprintf(fmt, ap);
+    if (FAKE.echo) {
+        va_list cp;
+        va_copy(cp, ap);
+        vprintf(fmt, cp);
+        va_end(cp);
+    }
+    vsnprintf(text_ring[FAKE.text_lines % FAKE_TEXT_KEEP], sizeof(text_ring[0]), fmt, ap);
     va_end(ap);
     FAKE.text_lines++;
+}
+
+const char *fake_text_find(const char *needle)
+{
+    size_t n = FAKE.text_lines < FAKE_TEXT_KEEP ? FAKE.text_lines : FAKE_TEXT_KEEP;
+    for (size_t i = 0; i < n; i++)
+        if (strstr(text_ring[i], needle))
+            return text_ring[i];
+    return NULL;
 }

@@ -26,5 +26,8 @@ void fake_reset(void);
 /* Records of a type, and the nth one of a type that contains needle (NULL: any). */
 size_t fake_count(const char *type);
 const char *fake_find(const char *type, const char *needle, size_t nth);
+/* One of the latest FAKE_TEXT_KEEP plat_printf texts that contains needle, or NULL. */
+#define FAKE_TEXT_KEEP 256
+const char *fake_text_find(const char *needle);
 
 #endif

@@ -1,2 +1,0 @@
-UNIT_TESTS += test_config
-test_config_SRCS := tests/unit/test_config.c kernel/config.c kernel/json.c kernel/fmt.c

@@ -1,2 +1,0 @@
-UNIT_TESTS += test_fmt
-test_fmt_SRCS := tests/unit/test_fmt.c kernel/fmt.c
