@@ -194,22 +194,6 @@ static TIMED_FN void loop_self(void *arg, uint64_t iters)
     c->p = p;
 }
 
-/* The chase with a second, independent load to the same line issued just before each chained load: that
- * load starts the L1D miss, the chained one finds the line in the fill buffer (a secondary miss,
- * MEM_LOAD_RETIRED.HIT_LFB). 8 pairs per iteration. */
-static TIMED_FN void loop_lfb(void *arg, uint64_t iters)
-{
-    struct pen_chase *c = arg;
-    void *p = c->p;
-    if (!iters)
-        return;
-    __asm__ volatile("1:\n\t" REP8("mov 32(%0), %%rcx\n\tmov (%0), %0\n\t") "dec %1\n\tjnz 1b"
-                     : "+r"(p), "+r"(iters)
-                     :
-                     : "rcx", "memory", "cc");
-    c->p = p;
-}
-
 /* Store-to-load chains through one L1-resident slot; each load's result is the next store's data. */
 struct pen_slot {
     uint8_t *p;    /* 64-byte aligned, 8 KiB + 64 bytes usable, zero where loads read */
@@ -374,6 +358,7 @@ static struct json *emit(const char *name, const struct stats *cyc, double ns, c
 
 static void emit_unavailable(const char *name, const char *reason, const char *reference)
 {
+    ca_penalty_set(name, __builtin_nan(""), QUALITY_UNAVAILABLE, reason); /* cycle accounting names why */
     struct json *j = plat_rec_begin("penalty");
     json_kv_str(j, "name", name);
     json_kv_str(j, "status", "unavailable");
@@ -584,27 +569,16 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
         json_kv_int(j, "node", b.node);
         plat_rec_end();
 
-        if (i == 0) {
-            /* The same chain with paired same-line loads: the chained load hits the fill buffer. */
-            struct pen_chase pc = {start};
-            struct pm_result f;
-            if (pm_measure(loop_lfb, &pc, &opts, &f) == 0) {
-                double lat = f.cycles / 8;
-                j = emit_diff(CA_P_LFB, &f, 8, l1, SELF_LOADS,
-                         "L2-sized random chase where an independent load to the same line (offset 32) issues just "
-                         "before each chained load; chained-load latency minus l1_hit",
-                         ref_lfb, NULL);
-                json_kv_double(j, "latency_cycles", lat);
-                json_kv_double(j, "l2_chase_cycles", r.cycles / CHASE_UNROLL);
-                json_kv_str(j, "baseline", "l1_hit");
-                json_kv_uint(j, "bytes", lv[i].ws);
-                plat_rec_end();
-            } else {
-                emit_unavailable(CA_P_LFB, "clock did not advance", ref_lfb);
-            }
-        }
         plat_free(&b);
     }
+    /* A fill-buffer hit waits only for the rest of a miss to the same line that is already in flight, so
+     * what it costs depends on how long before the miss was issued: there is no single penalty to calibrate.
+     * The former loop issued both loads from the same register in the same cycle, which measured the L2
+     * hit again and made cycle accounting count those stalls twice (HIT_LFB and L2_HIT at one price). */
+    emit_unavailable(CA_P_LFB,
+                     "no single penalty exists: a fill-buffer hit waits for the remainder of an in-flight miss, "
+                     "which depends on when that miss was issued (docs/bandwidth-branch-penalty.md)",
+                     ref_lfb);
 }
 
 /* DTLB miss: the same page-by-page chase (one line per 4 KiB block, blocks in random order) over 4 KiB pages

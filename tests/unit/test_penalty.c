@@ -97,11 +97,16 @@ static void test_bench_penalty_records(void **state)
     ca_set_counter_hook(NULL, "test: no PMU");
     ca_penalty_reset();
     bench_penalty();
-    static const char *names[] = {"l1_hit", "line_split_load", "page_split_load", "l2_hit", "l1d_miss_hit_lfb",
+    static const char *names[] = {"l1_hit", "line_split_load", "page_split_load", "l2_hit",
                                   "llc_hit", "dram_local", "dtlb_miss_4k", "store_forward",
                                   "store_forward_fail_size", "store_forward_fail_offset", "4k_alias", "div_r64",
                                   "div_r32", "divsd"};
-    assert_int_equal(fake_count("penalty"), sizeof(names) / sizeof(names[0]));
+    assert_int_equal(fake_count("penalty"), sizeof(names) / sizeof(names[0]) + 1);
+    /* the fill-buffer hit has no single penalty: unavailable with the reason, and cycle accounting says so */
+    const char *lfb = fake_find("penalty", "\"name\":\"l1d_miss_hit_lfb\",\"status\":\"unavailable\"", 0);
+    assert_non_null(lfb);
+    assert_non_null(strstr(lfb, "\"quality\":\"unavailable\""));
+    assert_non_null(strstr(ca_penalty_dropped(CA_P_LFB), "unavailable: no single penalty exists"));
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char want[128];
         snprintf(want, sizeof(want), "\"name\":\"%s\",\"figure\":\"penalty/%s\",\"unit\":\"cycles\",\"median\":", names[i],
