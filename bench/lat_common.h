@@ -80,7 +80,10 @@ struct lat_evict {
     uint64_t bytes;
     volatile uint64_t sink;
 };
-void lat_job_evict(void *evict); /* one load per 64 bytes of buf, in address order */
+void lat_job_evict(void *evict); /* one load per 64-byte line of buf, in the scattered order below */
+/* The step of the eviction's visiting order over `lines` lines: coprime with lines (so every line is read
+ * exactly once), about 5/8 of the way round (no two neighbouring lines in a row). */
+uint64_t lat_evict_step(uint64_t lines);
 
 struct lat_pass {
     void *start;

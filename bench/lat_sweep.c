@@ -157,10 +157,15 @@ static void print_table(size_t ns, const char *cycles_method)
     }
 }
 
-/* Plateau figures of the reference series (random chase on the largest pages: no TLB misses, as the guide's
- * Table 2 assumes), by level (0: memory), for the Table 2 cross-checks. */
-static char ref_figure[4][LEDGER_NAME_MAX];
-
+/* The plateaus of the reference series (random chase on the largest pages: no TLB misses, as the guide's
+ * Table 2 assumes), smallest first, for the Table 2 cross-checks: plateau k holds the sizes above the knee of
+ * plateau k-1 up to its own knee (the last one: everything above). */
+#define MAX_PLATEAUS 16
+static struct {
+    uint64_t to; /* knee bytes; 0 for the last plateau */
+    char name[LEDGER_NAME_MAX];
+} ref_plateau[MAX_PLATEAUS];
+static size_t ref_n;
 static uint64_t ref_page;
 
 /* The random series on the largest pages measured so far becomes the reference (series run smallest pages
@@ -170,7 +175,7 @@ static bool is_reference_series(const struct series *s)
     if (s->mode != CHAIN_RANDOM || s->page_bytes < ref_page)
         return false;
     ref_page = s->page_bytes;
-    memset(ref_figure, 0, sizeof(ref_figure));
+    ref_n = 0;
     return true;
 }
 
@@ -263,8 +268,6 @@ static void infer_caches(const struct series *s)
         json_kv_int(j, "plateaus", nl);
         json_kv_str(j, "cycles_method", method);
         plat_rec_end();
-        if (ref && lv[i] >= 1 && lv[i] <= 3)
-            fmt_snprintf(ref_figure[lv[i]], sizeof(ref_figure[0]), "%s", name);
         lat_bytes_text(cb[i], b1, sizeof(b1));
         if (m[i].inferred_bytes > 0)
             plat_printf("  L%d  CPUID %-9s inferred %-9s %8.2f ns %7.1f cycles  %s\n", lv[i], b1,
@@ -276,16 +279,21 @@ static void infer_caches(const struct series *s)
         else
             plat_printf("  L%d  CPUID %-9s no knee matched: suspect\n", lv[i], b1);
     }
+    /* Every plateau of the curve as a figure of its own (the cache_inferred records above are the ones
+     * matched to a CPUID level; a curve may have more, e.g. a slower part of a large L3, or the memory). */
     for (size_t k = 0; k < used; k++) {
-        if (levels[k].bytes != 0)
-            continue;
         char name[LEDGER_NAME_MAX];
-        fmt_snprintf(name, sizeof(name), "cache_inferred/%s/%lu/memory", s->mode_name, (unsigned long)s->page_bytes);
+        fmt_snprintf(name, sizeof(name), "latency_plateau/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
+                     (unsigned long)k);
         struct verdict v = {.q = QUALITY_OK};
         struct stats st = stats_derived(levels[k].latency);
-        struct json *j = plat_rec_begin("cache_inferred");
-        json_kv_str(j, "level", "memory");
-        json_kv_null(j, "bytes");
+        struct json *j = plat_rec_begin("latency_plateau");
+        json_kv_uint(j, "index", k);
+        json_kv_uint(j, "bytes_from", k ? (uint64_t)levels[k - 1].bytes : 0);
+        if (levels[k].bytes > 0)
+            json_kv_uint(j, "bytes_to", (uint64_t)levels[k].bytes);
+        else
+            json_kv_null(j, "bytes_to");
         figure_json(j, name, &st, UNIT_NS, &v);
         stats_json_also(j, UNIT_CYCLES, levels[k].latency * tsc_per_ns * ratio);
         json_key(j, "series");
@@ -294,19 +302,32 @@ static void infer_caches(const struct series *s)
         json_kv_uint(j, "page_bytes", s->page_bytes);
         json_obj_end(j);
         json_kv_bool(j, "reference_series", ref);
-        json_kv_int(j, "plateaus", nl);
-        json_kv_str(j, "cycles_method", method);
+        json_kv_str(j, "method", "median latency of the flat run of sweep points ending at the knee "
+                                 "(docs/measurement.md)");
         plat_rec_end();
-        if (ref)
-            fmt_snprintf(ref_figure[0], sizeof(ref_figure[0]), "%s", name);
-        plat_printf("  last plateau (memory or the largest level reached): %.2f ns\n", levels[k].latency);
+        if (ref && ref_n < MAX_PLATEAUS) {
+            ref_plateau[ref_n].to = (uint64_t)levels[k].bytes;
+            fmt_snprintf(ref_plateau[ref_n].name, sizeof(ref_plateau[0].name), "%s", name);
+            ref_n++;
+        }
+        if (levels[k].bytes == 0)
+            plat_printf("  last plateau (memory or the largest level reached): %.2f ns\n", levels[k].latency);
     }
 }
 
-const char *lat_sweep_plateau_figure(int level)
+const char *lat_sweep_plateau_at(uint64_t bytes, const char **why)
 {
-    return level >= 0 && level <= 3 && ref_figure[level][0] ? ref_figure[level] : NULL;
+    if (!ref_n) {
+        *why = "the sweep found no plateau on its reference series";
+        return NULL;
+    }
+    for (size_t k = 0; k < ref_n; k++)
+        if (!ref_plateau[k].to || bytes <= ref_plateau[k].to)
+            return ref_plateau[k].name;
+    *why = "the footprint lies above the last knee of a curve without a memory plateau";
+    return NULL;
 }
+
 
 void lat_sweep_run(void)
 {

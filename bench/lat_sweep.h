@@ -9,8 +9,9 @@
  * one latency_sweep record per point and one cache_inferred record per CPUID data/unified cache level,
  * and prints the sweep table and the inferred levels. */
 void lat_sweep_run(void);
-/* The ledger figure of the reference series' plateau for cache level 1..3 (0: memory, the last plateau),
- * for cross-checks with the Table 2 rows; NULL when the sweep found none. */
-const char *lat_sweep_plateau_figure(int level);
+/* The ledger figure of the plateau of the reference series (random chase, largest pages) whose sizes
+ * include `bytes` (above the previous knee, up to its own), for cross-checks with the Table 2 rows; NULL
+ * with *why when there is none. */
+const char *lat_sweep_plateau_at(uint64_t bytes, const char **why);
 
 #endif
