@@ -3,13 +3,11 @@
 #include "kernel/io.h"
 #include "kernel/msr.h"
 
-#define X2APIC_MSR(reg) (0x800u + ((reg) >> 4))
-
 uint32_t apic_read(const struct apic_state *a, uint32_t reg)
 {
     if (a->x2apic) {
         uint64_t v = 0;
-        rdmsr_safe(X2APIC_MSR(reg), &v);
+        rdmsr_safe(MSR_IA32_X2APIC_REG(reg), &v);
         return (uint32_t)v;
     }
     return mmio_read32(a->base + reg);
@@ -18,7 +16,7 @@ uint32_t apic_read(const struct apic_state *a, uint32_t reg)
 void apic_write(const struct apic_state *a, uint32_t reg, uint32_t v)
 {
     if (a->x2apic) {
-        wrmsr_safe(X2APIC_MSR(reg), v);
+        wrmsr_safe(MSR_IA32_X2APIC_REG(reg), v);
         return;
     }
     mmio_write32(a->base + reg, v);

@@ -8,12 +8,6 @@
 extern char isr_stubs[];
 
 static struct idt_entry idt[32] __attribute__((aligned(16)));
-static struct cpu_tables bsp_tables __attribute__((aligned(64)));
-static struct cpu_tables *(*current_resolver)(void);
-
-struct cpu_tables *cpu_current(void) { return current_resolver ? current_resolver() : &bsp_tables; }
-void cpu_set_current_resolver(struct cpu_tables *(*fn)(void)) { current_resolver = fn; }
-struct cpu_tables *cpu_bsp_tables(void) { return &bsp_tables; }
 
 static const char *const exc_names[32] = {
     "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow", "#BR bound range",

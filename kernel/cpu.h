@@ -60,8 +60,4 @@ uint64_t fpu_enable(bool xsave, uint64_t xcr0_supported, bool avx, bool avx512);
 void exception_dispatch(struct irq_frame *f);
 const char *exception_name(unsigned vector);
 
-/* Current CPU's tables (BSP until SMP brings up others). */
-struct cpu_tables *cpu_current(void);
-void cpu_set_current_resolver(struct cpu_tables *(*fn)(void));
-
 #endif

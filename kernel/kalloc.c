@@ -23,4 +23,3 @@ void *kalloc(size_t bytes, size_t align)
 }
 
 uint64_t kalloc_used(void) { return k_used; }
-uint64_t kalloc_size(void) { return k_size; }

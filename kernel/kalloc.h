@@ -8,6 +8,5 @@ void kalloc_init(uint64_t base, uint64_t size);
 /* Zeroed, aligned (power of two); NULL when the scratch region is exhausted. */
 void *kalloc(size_t bytes, size_t align);
 uint64_t kalloc_used(void);
-uint64_t kalloc_size(void);
 
 #endif

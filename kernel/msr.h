@@ -1,25 +1,102 @@
-/* msr.h - the one MSR choke point: raw inline access for hot paths, #GP-safe access, tracing. */
+/* msr.h - architectural MSRs the kernel uses, and the one MSR choke point: inline rdmsr/wrmsr for hot
+ * paths, #GP-safe rdmsr_safe/wrmsr_safe (the traced path), and the msr_trace queue. */
 #ifndef PMB_MSR_H
 #define PMB_MSR_H
 
-#include "kernel/klib.h"
+/*
+ * Sources (numbers cross-checked against Linux arch/x86/include/asm/msr-index.h):
+ *   [SDM4]  Intel SDM Vol. 4, Table 2-2 "IA-32 Architectural MSRs" (numbers and bit layouts).
+ *   [SDM3]  Intel SDM Vol. 3A: 11.4.4 (IA32_APIC_BASE), 11.12 (x2APIC, Table 11-6 register map),
+ *           12.12 (PAT, Table 12-10 memory-type encodings).
+ *   [APM2]  AMD APM Vol. 2, 3.1.7 (EFER).
+ * PMU MSRs (counters, IA32_MISC_ENABLE's perfmon bits, DS, LBR, uncore) live in pmu/msr_pmu.h.
+ * This header is also included from assembly (kernel/trampoline.S): only #defines outside the
+ * __ASSEMBLER__ guard, and bits through MSR_BIT, which drops the C suffix there.
+ */
 
-/* Architectural MSRs the platform uses (SDM Vol. 4, Table 2-2). PMU MSRs live in pmu/msr_pmu.h. */
+#ifdef __ASSEMBLER__
+#define MSR_BIT(n) (1 << (n))
+#else
+#define MSR_BIT(n) (1ULL << (n))
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * IA32_APIC_BASE (0x1B) [SDM4], [SDM3] 11.4.4 Figure 11-5
+ *   Bit Position  Use
+ *   8             BSP   this processor is the bootstrap processor (RO)
+ *   10            EXTD  x2APIC mode (with EN)                          x2APIC CPUs
+ *   11            EN    APIC global enable
+ *   MAXPHYADDR-1:12  APIC base physical address (xAPIC MMIO page)
+ * ------------------------------------------------------------------------------------------- */
 #define MSR_IA32_APIC_BASE 0x0000001B
-#define MSR_IA32_APIC_BASE_BSP (1ULL << 8)
-#define MSR_IA32_APIC_BASE_EXTD (1ULL << 10) /* x2APIC mode */
-#define MSR_IA32_APIC_BASE_EN (1ULL << 11)
+#define MSR_IA32_APIC_BASE_BSP MSR_BIT(8)
+#define MSR_IA32_APIC_BASE_EXTD MSR_BIT(10)
+#define MSR_IA32_APIC_BASE_EN MSR_BIT(11)
+
+/* ---------------------------------------------------------------------------------------------
+ * IA32_MPERF (0xE7) / IA32_APERF (0xE8) [SDM4], CPUID.06H:ECX[0]: free-running counts at the
+ * maximum (TSC) frequency and at the actual frequency; only their ratio is meaningful.
+ * ------------------------------------------------------------------------------------------- */
 #define MSR_IA32_MPERF 0x000000E7
 #define MSR_IA32_APERF 0x000000E8
+
+/* ---------------------------------------------------------------------------------------------
+ * IA32_PAT (0x277) [SDM4], [SDM3] 12.12.2: eight memory-type fields PA0..PA7, one per byte.
+ *   Bit Position  Use
+ *   8i+2:8i       PAi  memory type for PAT index i (Table 12-10 encodings below)
+ *   8i+7:8i+3     reserved (a set bit #GPs)
+ * ------------------------------------------------------------------------------------------- */
 #define MSR_IA32_PAT 0x00000277
-#define MSR_PLATFORM_INFO 0x000000CE /* Nehalem+: bits 15:8 maximum non-turbo ratio */
-#define MSR_IA32_PKRS 0x000006E1 /* bits 63:32 reserved: writing them #GPs (the fixup self-test) */
+#define IA32_PAT_MT_UC 0x00ULL
+#define IA32_PAT_MT_WC 0x01ULL
+#define IA32_PAT_MT_WT 0x04ULL
+#define IA32_PAT_MT_WP 0x05ULL
+#define IA32_PAT_MT_WB 0x06ULL
+#define IA32_PAT_MT_UC_MINUS 0x07ULL /* UC- */
+#define IA32_PAT_PA(i, mt) ((uint64_t)(mt) << (8U * (unsigned)(i)))
+
+/* ---------------------------------------------------------------------------------------------
+ * IA32_PKRS (0x6E1) [SDM4], supervisor protection keys (CPUID.07H.0:ECX[31] PKS)
+ *   Bit Position  Use
+ *   2i / 2i+1     ADi / WDi  access / write disable for key i (i = 0..15)
+ *   63:32         reserved: writing a 1 #GPs (and the MSR is absent without PKS): the fixup self-test
+ * ------------------------------------------------------------------------------------------- */
+#define MSR_IA32_PKRS 0x000006E1
+#define IA32_PKRS_RESERVED_BIT32 MSR_BIT(32)
+
+/* ---------------------------------------------------------------------------------------------
+ * x2APIC registers [SDM4] "IA32_X2APIC_*", [SDM3] 11.12.1.2 Table 11-6: the xAPIC MMIO register at
+ * offset off is MSR 0x800 + off/16 (0x800..0x8FF). The ICR is one 64-bit MSR in x2APIC mode
+ * ([SDM3] 11.12.9): destination APIC ID in 63:32, the xAPIC ICR low word in 31:0.
+ * ------------------------------------------------------------------------------------------- */
+#define MSR_IA32_X2APIC_FIRST 0x00000800
+#define MSR_IA32_X2APIC_REG(mmio_off) (MSR_IA32_X2APIC_FIRST + ((mmio_off) >> 4))
+#define MSR_IA32_X2APIC_ICR 0x00000830
+#define IA32_X2APIC_ICR_DEST_SHIFT 32
+
+/* ---------------------------------------------------------------------------------------------
+ * IA32_EFER (0xC0000080) [SDM4], [APM2] 3.1.7
+ *   Bit Position  Use
+ *   0             SCE  SYSCALL/SYSRET enable
+ *   8             LME  IA-32e (long) mode enable
+ *   10            LMA  IA-32e mode active (RO)
+ *   11            NXE  execute-disable bit enable
+ * ------------------------------------------------------------------------------------------- */
 #define MSR_IA32_EFER 0xC0000080
+#define IA32_EFER_SCE MSR_BIT(0)
+#define IA32_EFER_LME MSR_BIT(8)
+#define IA32_EFER_LMA MSR_BIT(10)
+#define IA32_EFER_NXE MSR_BIT(11)
+
+#ifndef __ASSEMBLER__
+
+#include "kernel/klib.h"
 
 /* Result of a safe access. */
 #define MSR_OK 0
 #define MSR_EFAULT (-1)
 
+/* Raw access for hot paths: a #GP here is a crash. Not traced. */
 static ALWAYS_INLINE uint64_t rdmsr(uint32_t msr)
 {
     uint32_t lo, hi;
@@ -32,22 +109,29 @@ static ALWAYS_INLINE void wrmsr(uint32_t msr, uint64_t v)
     __asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)) : "memory");
 }
 
-/* #GP-safe accesses: return MSR_OK, or MSR_EFAULT when the instruction faulted (value then 0). */
+/* Everything else: the instruction runs under the exception fixup table, so an MSR the CPU lacks (a
+ * PMU model row naming one, a probe) is a returned MSR_EFAULT, never a crash. Returns MSR_OK, or
+ * MSR_EFAULT when it faulted (*val is then 0). With msr_trace on, each access is queued. */
 int rdmsr_safe(uint32_t msr, uint64_t *val);
 int wrmsr_safe(uint32_t msr, uint64_t val);
 
-/* Traced accesses for everything that programs hardware (PMU, PAT): they go through the trace hook.
- * msr_write returns the safe result so callers can report a refused write. */
-int msr_read(uint32_t msr, uint64_t *val);
-int msr_write(uint32_t msr, uint64_t val);
-
-/* Trace hook: called after every msr_read/msr_write/rdmsr_safe/wrmsr_safe. */
-enum msr_op { MSR_OP_READ, MSR_OP_WRITE };
-typedef void (*msr_trace_fn)(enum msr_op op, uint32_t msr, uint64_t val, bool safe, bool ok);
-void msr_set_trace(msr_trace_fn fn);
+/* ---- msr_trace (config trace_msr=1) --------------------------------------------------------
+ * After msr_trace_start every rdmsr_safe/wrmsr_safe on any CPU is queued here, and the BSP writes
+ * the queue out as `msr_trace` records (seq, cpu, op, msr, value, safe, ok, dropped_before) when it
+ * makes an access or calls msr_trace_flush, with no record open and the run record out (a record
+ * before it would break the log contract). While quiet (a PMU measurement window is open) its
+ * accesses only queue: serial output would land in the measured code. msr_trace_flush writes the
+ * queue even then. `safe` is always true: every traced access runs under the fixup. The queue holds
+ * 4096 entries; what does not fit is counted (msr_trace_dropped; dropped_before on the next record). */
+void msr_trace_start(void);
+void msr_trace_quiet(bool quiet);
+void msr_trace_flush(void);
+uint64_t msr_trace_dropped(void);
 
 /* Other faulting instructions routed through the same fixup table (used for probes and self-tests). */
 int xsetbv_safe(uint32_t idx, uint64_t val);
 int read_u64_safe(uint64_t addr, uint64_t *val);
+
+#endif /* __ASSEMBLER__ */
 
 #endif

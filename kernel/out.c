@@ -48,7 +48,6 @@ void out_init(struct serial_port *s)
         record_stream_init(&rs, record_sink, NULL);
 }
 
-struct serial_port *out_serial(void) { return port; }
 struct record_stream *out_records(void) { return &rs; }
 
 void kvprintf(const char *fmt, va_list ap) { fmt_vcbprintf(text_putc, NULL, fmt, ap); }

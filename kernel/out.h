@@ -8,7 +8,6 @@
 #include "kernel/record.h"
 
 void out_init(struct serial_port *s);
-struct serial_port *out_serial(void);
 
 /* Text. A human-readable line never starts with '{' (records do): such a line gets a leading space. */
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -14,18 +14,14 @@
 #define PTE_PAT_BIG (1ULL << 12) /* PAT index bit 2 in a 2 MiB / 1 GiB leaf */
 #define PTE_ADDR 0x000FFFFFFFFFF000ULL
 
-/* IA32_PAT (SDM Vol. 3A 12.12.2): one byte per index. We keep the power-on meaning of indexes 0, 2, 3
- * (WB, UC-, UC) so firmware-era mappings stay valid, and put WC at 1 and WT at 7 (Linux's layout).
+/* IA32_PAT (SDM Vol. 3A 12.12.2, layout in kernel/msr.h): one byte per index. We keep the power-on
+ * meaning of indexes 0, 2, 3 (WB, UC-, UC) so firmware-era mappings stay valid, and put WC at 1 and WT
+ * at 7 (Linux's layout); enum mem_cache names these indexes.
  *   PA0 WB  PA1 WC  PA2 UC-  PA3 UC  PA4 WB  PA5 WP  PA6 UC-  PA7 WT */
-#define PAT_UC 0x00ULL
-#define PAT_WC 0x01ULL
-#define PAT_WT 0x04ULL
-#define PAT_WP 0x05ULL
-#define PAT_WB 0x06ULL
-#define PAT_UCM 0x07ULL
-#define PAT_VALUE                                                                                    \
-    (PAT_WB | PAT_WC << 8 | PAT_UCM << 16 | PAT_UC << 24 | PAT_WB << 32 | PAT_WP << 40 | PAT_UCM << 48 | \
-     PAT_WT << 56)
+#define PAT_VALUE                                                                                        \
+    (IA32_PAT_PA(0, IA32_PAT_MT_WB) | IA32_PAT_PA(1, IA32_PAT_MT_WC) | IA32_PAT_PA(2, IA32_PAT_MT_UC_MINUS) | \
+     IA32_PAT_PA(3, IA32_PAT_MT_UC) | IA32_PAT_PA(4, IA32_PAT_MT_WB) | IA32_PAT_PA(5, IA32_PAT_MT_WP) |       \
+     IA32_PAT_PA(6, IA32_PAT_MT_UC_MINUS) | IA32_PAT_PA(7, IA32_PAT_MT_WT))
 
 static uint64_t *pml4;
 static struct paging_stats st;
@@ -206,15 +202,3 @@ uint64_t paging_page_size(uint64_t addr)
 }
 
 const struct paging_stats *paging_stats(void) { return &st; }
-
-const char *mem_cache_name(enum mem_cache c)
-{
-    switch (c) {
-    case CACHE_WB: return "WB";
-    case CACHE_WC: return "WC";
-    case CACHE_UC_MINUS: return "UC-";
-    case CACHE_UC: return "UC";
-    case CACHE_WT: return "WT";
-    }
-    return "?";
-}

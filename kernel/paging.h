@@ -28,6 +28,5 @@ int paging_map(uint64_t base, uint64_t len, uint64_t page_size, enum mem_cache c
 /* Page size currently mapping `addr` (0 if unmapped). */
 uint64_t paging_page_size(uint64_t addr);
 const struct paging_stats *paging_stats(void);
-const char *mem_cache_name(enum mem_cache c);
 
 #endif

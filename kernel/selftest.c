@@ -38,7 +38,7 @@ int selftest_fixups(void)
     /* IA32_PKRS with bits 63:32 set #GPs on every CPU: reserved bits where PKS exists (SDM Vol. 4
      * Table 2-2), a non-existent MSR elsewhere; QEMU TCG checks those bits too, so this is a really
      * faulting MSR access on every machine we test on. */
-    expect_fault(&c[n++], "wrmsr_pkrs_reserved", wrmsr_safe(MSR_IA32_PKRS, 1ULL << 32), "#GP fixed up");
+    expect_fault(&c[n++], "wrmsr_pkrs_reserved", wrmsr_safe(MSR_IA32_PKRS, IA32_PKRS_RESERVED_BIT32), "#GP fixed up");
     /* A read of an architecturally valid MSR must not fault. */
     int rc = rdmsr_safe(MSR_IA32_APIC_BASE, &v);
     c[n++] = (struct check){"rdmsr_apic_base", rc == MSR_OK ? "ok" : "failed",

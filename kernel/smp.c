@@ -48,9 +48,20 @@ uint32_t smp_cpu_total(void) { return n_total ? n_total : 1; }
 const struct smp_cpu *smp_cpu(uint32_t index) { return index < n_total ? &cpus[index] : NULL; }
 const struct smp_cpu *smp_online(uint32_t i) { return i < n_online ? &cpus[online_list[i]] : NULL; }
 
+/* Through CPUID, not the APIC: in x2APIC mode the APIC ID read is an MSR access, and the msr_trace
+ * queue asks this for every access it records. CPUID.1:EBX[31:24] is the initial xAPIC ID; with
+ * x2APIC, leaf 0BH EDX holds the full 32-bit x2APIC ID (SDM Vol. 3A 11.12.8). */
 uint32_t smp_current_index(void)
 {
-    uint32_t id = apic_current_id(&K.apic);
+    uint32_t r[4], id;
+    if (smp_cpu_total() <= 1)
+        return 0;
+    cpuid_raw(1, 0, r);
+    id = r[1] >> 24;
+    if (K.apic.x2apic && K.cpu.max_basic >= 0xb) {
+        cpuid_raw(0xb, 0, r);
+        id = r[3];
+    }
     for (uint32_t i = 0; i < n_total; i++)
         if (cpus[i].apic_id == id)
             return i;
@@ -96,7 +107,8 @@ static bool icr_wait(void)
 static void send_ipi(uint32_t apic_id, uint32_t lo)
 {
     if (K.apic.x2apic) {
-        wrmsr_safe(0x830, ((uint64_t)apic_id << 32) | lo); /* x2APIC ICR is one 64-bit MSR */
+        /* x2APIC: the ICR is one 64-bit MSR, and writing it sends (SDM Vol. 3A 11.12.9). */
+        wrmsr_safe(MSR_IA32_X2APIC_ICR, ((uint64_t)apic_id << IA32_X2APIC_ICR_DEST_SHIFT) | lo);
         return;
     }
     apic_write(&K.apic, LAPIC_ICR_HI, apic_id << 24);

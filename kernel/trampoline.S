@@ -5,6 +5,8 @@
  * code segment), then switches to the kernel's own CR3 and jumps to ap_entry(arg) on its own stack.
  * Everything is addressed relative to the blob (real mode: DS = CS; long mode: RIP-relative), so the
  * blob runs wherever it is copied. The BSP patches the data fields (tr_*) before each SIPI. */
+#include "kernel/msr.h"
+
     .section .rodata
     .balign 16
     .globl trampoline_start, trampoline_end
@@ -23,9 +25,9 @@ trampoline_start:
     movl %eax, %cr4
     movl (tr_cr3_low - trampoline_start), %eax
     movl %eax, %cr3
-    movl $0xC0000080, %ecx                /* IA32_EFER */
+    movl $MSR_IA32_EFER, %ecx
     rdmsr
-    orl $0x100, %eax                      /* LME */
+    orl $IA32_EFER_LME, %eax
     wrmsr
     movl %cr0, %eax
     andl $0x9FFFFFF3, %eax                /* clear CD, NW (INIT leaves caches off), EM, TS */

@@ -37,14 +37,14 @@ static uint64_t ovf_clear_value(void)
 
 static void wr(struct pmu_group *g, uint32_t msr, uint64_t v)
 {
-    if (msr_write(msr, v) != MSR_OK)
+    if (wrmsr_safe(msr, v) != MSR_OK)
         g->faults++;
 }
 
 static uint64_t rd(struct pmu_group *g, uint32_t msr, bool *ok)
 {
     uint64_t v = 0;
-    bool good = msr_read(msr, &v) == MSR_OK;
+    bool good = rdmsr_safe(msr, &v) == MSR_OK;
     if (!good)
         g->faults++;
     if (ok)
@@ -106,7 +106,7 @@ int pmu_group_add(struct pmu_group *g, const struct pmu_event_enc *e, unsigned a
                 s->width = c->fixed_width;
                 s->ctl_msr = MSR_IA32_FIXED_CTR_CTRL;
                 s->ctr_msr = MSR_IA32_FIXED_CTR(j);
-                s->ctl = e->fixed_ctrl & 0xf;
+                s->ctl = e->fixed_ctrl & IA32_FIXED_CTR_CTRL_FIELD_MASK;
             } else {
                 if (bit >= c->gp_counters)
                     return -1;
@@ -188,7 +188,8 @@ static void avail_masks(uint64_t avail[SCHED_NUM_CLASSES])
     else if (c->vendor == PMU_VENDOR_AMD)
         avail[PMU_CLS_CORE] = low_mask64(c->gp_counters);
     if (c->uncore == PMU_UNCORE_NHM)
-        avail[PMU_CLS_UNCORE] = low_mask64(MIN(c->uncore_counters, UNCORE_NUM_PMC)) | (c->uncore_fixed ? 1ULL << 32 : 0);
+        avail[PMU_CLS_UNCORE] =
+            low_mask64(MIN(c->uncore_counters, UNCORE_NUM_PMC)) | (c->uncore_fixed ? PMU_CNT_FIXED(0) : 0);
     if (c->uncore == PMU_UNCORE_AMD_NB)
         avail[PMU_CLS_AMD_NB] = low_mask64(c->nb_counters);
     if (c->arch == PMU_ARCH_NETBURST)
@@ -270,7 +271,7 @@ static const char *slot_kind_name(uint8_t k)
 uint32_t pmu_slot_rdpmc_index(const struct pmu_slot *s)
 {
     /* SDM RDPMC: ECX[30] selects the fixed counters; AMD and NetBurst take the counter number. */
-    return s->kind == PMU_SLOT_INTEL_FIXED ? (1u << 30) | s->index : s->index;
+    return s->kind == PMU_SLOT_INTEL_FIXED ? RDPMC_ECX_FIXED | s->index : s->index;
 }
 
 static bool uses(const struct pmu_group *g, uint8_t kind)
@@ -281,16 +282,17 @@ static bool uses(const struct pmu_group *g, uint8_t kind)
     return false;
 }
 
+/* IA32_PERF_GLOBAL_CTRL enabling the group's general-purpose and fixed counters. */
 static uint64_t global_mask(const struct pmu_group *g)
 {
-    uint64_t m = 0;
+    uint32_t pmc = 0, fixed = 0;
     for (unsigned i = 0; i < g->n; i++) {
         if (g->s[i].kind == PMU_SLOT_INTEL_GP)
-            m |= IA32_PERF_GLOBAL_EN_PMC(g->s[i].index);
+            pmc |= 1u << g->s[i].index;
         else if (g->s[i].kind == PMU_SLOT_INTEL_FIXED)
-            m |= IA32_PERF_GLOBAL_EN_FIXED(g->s[i].index);
+            fixed |= 1u << g->s[i].index;
     }
-    return m;
+    return pmu_enc_global_ctrl(pmc, fixed);
 }
 
 static uint64_t uncore_mask(const struct pmu_group *g)
@@ -311,16 +313,35 @@ static uint64_t amd_global_mask(const struct pmu_group *g)
     uint64_t m = 0;
     for (unsigned i = 0; i < g->n; i++)
         if (g->s[i].kind == PMU_SLOT_AMD)
-            m |= 1ULL << g->s[i].index;
+            m |= AMD64_PERF_CNTR_GLOBAL_EN(g->s[i].index);
     return m;
 }
 
+/* IA32_FIXED_CTR_CTRL: each fixed slot's 4-bit field (its ctl) in place ([NHM] Tables 8/9). */
 static uint64_t fixed_ctrl_value(const struct pmu_group *g)
 {
     uint64_t v = 0;
-    for (unsigned i = 0; i < g->n; i++)
-        if (g->s[i].kind == PMU_SLOT_INTEL_FIXED)
-            v |= (g->s[i].ctl & 0xf) << IA32_FIXED_CTR_CTRL_SHIFT(g->s[i].index);
+    for (unsigned i = 0; i < g->n; i++) {
+        const struct pmu_slot *s = &g->s[i];
+        if (s->kind == PMU_SLOT_INTEL_FIXED)
+            v = pmu_enc_fixed_ctrl(v, s->index, s->ctl & IA32_FIXED_CTR_CTRL_EN_OS, s->ctl & IA32_FIXED_CTR_CTRL_EN_USR,
+                                   s->ctl & IA32_FIXED_CTR_CTRL_ANY, s->ctl & IA32_FIXED_CTR_CTRL_PMI);
+    }
+    return v;
+}
+
+static bool is_offcore_rsp(uint32_t msr) { return msr == MSR_OFFCORE_RSP_0 || msr == MSR_OFFCORE_RSP_1; }
+
+/* The value for a GP slot's extra MSR. An off-core response word is built from its request and
+ * response halves ([NHM] Table 12; the event parser checked both are non-empty and nothing else is
+ * set: pmu_offcore_rsp_valid). The load-latency threshold comes encoded (pmu_enc_ldlat). */
+static uint64_t extra_value(const struct pmu_slot *s)
+{
+    uint64_t v;
+    if (!is_offcore_rsp(s->extra_msr))
+        return s->extra;
+    pmu_enc_offcore_rsp((uint8_t)((s->extra & OFFCORE_RSP_REQUEST_MASK) >> OFFCORE_RSP_REQUEST_SHIFT),
+                        (uint8_t)((s->extra & OFFCORE_RSP_RESPONSE_MASK) >> OFFCORE_RSP_RESPONSE_SHIFT), &v);
     return v;
 }
 
@@ -434,7 +455,7 @@ int pmu_group_program(struct pmu_group *g)
         switch (s->kind) {
         case PMU_SLOT_INTEL_GP:
             if (s->extra_msr) /* [NHM] 3.4: the extra register with the event */
-                wr(g, s->extra_msr, s->extra);
+                wr(g, s->extra_msr, extra_value(s));
             wr(g, s->ctl_msr, ctl);
             /* [NHM] 3.3.1: writes set bits 31:0, 47:32 sign-extend from bit 31. */
             wr(g, s->ctr_msr, s->preload & width_mask(s->width));
@@ -471,8 +492,7 @@ int pmu_group_program(struct pmu_group *g)
     if (amd_global())
         wr(g, MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR, low_mask64(c->gp_counters));
     if (unc)
-        wr(g, MSR_UNCORE_PERF_GLOBAL_OVF_CTRL, UNCORE_PERF_GLOBAL_STATUS_OVF_FC0 | 0xffULL |
-                                                   UNCORE_PERF_GLOBAL_STATUS_OVF_PMI | UNCORE_PERF_GLOBAL_STATUS_CHG);
+        wr(g, MSR_UNCORE_PERF_GLOBAL_OVF_CTRL, pmu_enc_uncore_global_ovf_clear_all());
     if (g->pebs)
         wr(g, MSR_IA32_PEBS_ENABLE, g->pebs_enable);
     g->programmed = true;
@@ -559,7 +579,7 @@ void pmu_group_release(struct pmu_group *g)
             wr(g, s->ctl_msr, 0);
             /* The off-core request goes back to 0; the load-latency threshold has no "off" value
              * (minimum 3, [NHM] Table 17) and stays as it was. */
-            if (s->extra_msr == MSR_OFFCORE_RSP_0 || s->extra_msr == MSR_OFFCORE_RSP_1)
+            if (is_offcore_rsp(s->extra_msr))
                 wr(g, s->extra_msr, 0);
             break;
         case PMU_SLOT_UNCORE_GP:
@@ -582,8 +602,7 @@ void pmu_group_release(struct pmu_group *g)
     if (core_global(g))
         wr(g, MSR_IA32_PERF_GLOBAL_OVF_CTRL, ovf_clear_value());
     if (unc)
-        wr(g, MSR_UNCORE_PERF_GLOBAL_OVF_CTRL, UNCORE_PERF_GLOBAL_STATUS_OVF_FC0 | 0xffULL |
-                                                   UNCORE_PERF_GLOBAL_STATUS_OVF_PMI | UNCORE_PERF_GLOBAL_STATUS_CHG);
+        wr(g, MSR_UNCORE_PERF_GLOBAL_OVF_CTRL, pmu_enc_uncore_global_ovf_clear_all());
     g->programmed = false;
     pmu_window_close(g->id);
 }

@@ -78,7 +78,8 @@ uint64_t pmu_enc_global_ovf_clear_all(unsigned n_pmc, unsigned n_fixed)
 uint64_t pmu_enc_pebs_enable(uint32_t pebs_pmc_mask, uint32_t ll_pmc_mask)
 {
     /* Nehalem has 4 PMCs: bits 3:0 and 35:32 ([NHM] Table 14); anything else is reserved. */
-    return (uint64_t)(pebs_pmc_mask & 0xf) | ((uint64_t)(ll_pmc_mask & 0xf) << 32);
+    return ((uint64_t)pebs_pmc_mask & IA32_PEBS_ENABLE_PMC_MASK) |
+           (((uint64_t)ll_pmc_mask << IA32_PEBS_ENABLE_LL_SHIFT) & IA32_PEBS_ENABLE_LL_MASK);
 }
 
 int pmu_enc_ldlat(uint32_t cycles, uint64_t *out)
@@ -91,7 +92,7 @@ int pmu_enc_ldlat(uint32_t cycles, uint64_t *out)
 
 int pmu_enc_offcore_rsp(uint8_t request, uint8_t response, uint64_t *out)
 {
-    *out = (uint64_t)request | ((uint64_t)response << 8);
+    *out = ((uint64_t)request << OFFCORE_RSP_REQUEST_SHIFT) | ((uint64_t)response << OFFCORE_RSP_RESPONSE_SHIFT);
     return pmu_offcore_rsp_valid(*out) ? 0 : -1;
 }
 
@@ -128,17 +129,25 @@ uint64_t pmu_enc_uncore_global_ctrl(uint8_t pc_mask, bool fc0, uint8_t pmi_core_
     uint64_t v = pc_mask;
     if (fc0)
         v |= UNCORE_PERF_GLOBAL_CTRL_EN_FC0;
-    v |= (uint64_t)(pmi_core_mask & 0xf) << 48;
+    v |= ((uint64_t)pmi_core_mask << UNCORE_PERF_GLOBAL_CTRL_EN_PMI_CORE_SHIFT) &
+         UNCORE_PERF_GLOBAL_CTRL_EN_PMI_CORE_MASK;
     if (pmi_frz)
         v |= UNCORE_PERF_GLOBAL_CTRL_PMI_FRZ;
     return v;
 }
 
+uint64_t pmu_enc_uncore_global_ovf_clear_all(void)
+{
+    return UNCORE_PERF_GLOBAL_STATUS_OVF_PC_ALL | UNCORE_PERF_GLOBAL_STATUS_OVF_FC0 |
+           UNCORE_PERF_GLOBAL_STATUS_OVF_PMI | UNCORE_PERF_GLOBAL_STATUS_CHG;
+}
+
 uint64_t pmu_enc_amd_evtsel(const struct pmu_amd_evtsel *f)
 {
-    uint64_t v = (uint64_t)(f->event & 0xff) | ((uint64_t)f->umask << AMD_PERF_CTL_UMASK_SHIFT) |
+    /* EventSelect[7:0] in 7:0, EventSelect[11:8] in 35:32. */
+    uint64_t v = ((uint64_t)f->event & AMD_PERF_CTL_EVENT_LO_MASK) | ((uint64_t)f->umask << AMD_PERF_CTL_UMASK_SHIFT) |
                  ((uint64_t)f->cmask << AMD_PERF_CTL_CMASK_SHIFT) |
-                 ((uint64_t)((f->event >> 8) & 0xf) << AMD_PERF_CTL_EVENT_HI_SHIFT);
+                 (((uint64_t)(f->event >> 8) << AMD_PERF_CTL_EVENT_HI_SHIFT) & AMD_PERF_CTL_EVENT_HI_MASK);
     if (f->usr)
         v |= AMD_PERF_CTL_USR;
     if (f->os)
@@ -176,9 +185,9 @@ void pmu_dec_amd_evtsel(uint64_t v, struct pmu_amd_evtsel *f)
 
 uint64_t pmu_enc_p4_escr(const struct pmu_p4_escr *f)
 {
-    uint64_t v = ((uint64_t)(f->event_select & 0x3f) << P4_ESCR_EVENT_SELECT_SHIFT) |
+    uint64_t v = (((uint64_t)f->event_select << P4_ESCR_EVENT_SELECT_SHIFT) & P4_ESCR_EVENT_SELECT_MASK) |
                  ((uint64_t)f->event_mask << P4_ESCR_EVENT_MASK_SHIFT) |
-                 ((uint64_t)(f->tag_value & 0xf) << P4_ESCR_TAG_VALUE_SHIFT);
+                 (((uint64_t)f->tag_value << P4_ESCR_TAG_VALUE_SHIFT) & P4_ESCR_TAG_VALUE_MASK);
     if (f->tag_enable)
         v |= P4_ESCR_TAG_ENABLE;
     if (f->t0_os)
@@ -206,9 +215,9 @@ void pmu_dec_p4_escr(uint64_t v, struct pmu_p4_escr *f)
 
 uint64_t pmu_enc_p4_cccr(const struct pmu_p4_cccr *f)
 {
-    uint64_t v = ((uint64_t)(f->escr_select & 0x7) << P4_CCCR_ESCR_SELECT_SHIFT) |
-                 ((uint64_t)(f->active_thread & 0x3) << P4_CCCR_ACTIVE_THREAD_SHIFT) |
-                 ((uint64_t)(f->threshold & 0xf) << P4_CCCR_THRESHOLD_SHIFT);
+    uint64_t v = (((uint64_t)f->escr_select << P4_CCCR_ESCR_SELECT_SHIFT) & P4_CCCR_ESCR_SELECT_MASK) |
+                 (((uint64_t)f->active_thread << P4_CCCR_ACTIVE_THREAD_SHIFT) & P4_CCCR_ACTIVE_THREAD_MASK) |
+                 (((uint64_t)f->threshold << P4_CCCR_THRESHOLD_SHIFT) & P4_CCCR_THRESHOLD_MASK);
     if (f->enable)
         v |= P4_CCCR_ENABLE;
     if (f->compare)

@@ -44,6 +44,9 @@ struct pmu_unc_evtsel {
 uint64_t pmu_enc_uncore_evtsel(const struct pmu_unc_evtsel *f);
 uint64_t pmu_enc_uncore_fixed_ctrl(bool en, bool pmi);
 uint64_t pmu_enc_uncore_global_ctrl(uint8_t pc_mask, bool fc0, uint8_t pmi_core_mask, bool pmi_frz);
+/* MSR_UNCORE_PERF_GLOBAL_OVF_CTRL value clearing every overflow bit: the eight PCs, FC0, PMI and
+ * CHG ([SDM] Figure 18-31, same positions as the status register). */
+uint64_t pmu_enc_uncore_global_ovf_clear_all(void);
 
 /* AMD PERF_CTLn ([AMD] APM 13.2.1): 12-bit event select split over 7:0 and 35:32. */
 struct pmu_amd_evtsel {

@@ -52,13 +52,13 @@ int pmu_lbr_begin(struct pmu_lbr_capture *c, uint32_t capture)
     pmu_rec_end();
     pmu_window_open(c->id);
 
-    if (msr_read(MSR_IA32_DEBUGCTL, &v) != MSR_OK)
+    if (rdmsr_safe(MSR_IA32_DEBUGCTL, &v) != MSR_OK)
         c->faults++;
     c->debugctl = v;
-    if (cp->lbr_select && msr_write(MSR_LBR_SELECT, c->select) != MSR_OK)
+    if (cp->lbr_select && wrmsr_safe(MSR_LBR_SELECT, c->select) != MSR_OK)
         c->faults++;
     /* [NHM] Table 4: LBR and TR share hardware; BTS/TR stay as they were (off in this kernel). */
-    if (msr_write(MSR_IA32_DEBUGCTL, (v & ~(IA32_DEBUGCTL_TR | IA32_DEBUGCTL_BTS)) | IA32_DEBUGCTL_LBR) != MSR_OK)
+    if (wrmsr_safe(MSR_IA32_DEBUGCTL, (v & ~(IA32_DEBUGCTL_TR | IA32_DEBUGCTL_BTS)) | IA32_DEBUGCTL_LBR) != MSR_OK)
         c->faults++;
     c->active = true;
     c->status = 0;
@@ -74,23 +74,23 @@ void pmu_lbr_end(struct pmu_lbr_capture *c)
     if (!c->active)
         return;
     /* Off first: every branch after this point would push the captured ones out. */
-    if (msr_write(MSR_IA32_DEBUGCTL, c->debugctl & ~IA32_DEBUGCTL_LBR) != MSR_OK)
+    if (wrmsr_safe(MSR_IA32_DEBUGCTL, c->debugctl & ~IA32_DEBUGCTL_LBR) != MSR_OK)
         c->faults++;
     c->active = false;
-    if (msr_read(cp->lbr_tos, &c->tos) != MSR_OK)
+    if (rdmsr_safe(cp->lbr_tos, &c->tos) != MSR_OK)
         c->faults++;
     for (unsigned i = 0; i < cp->lbr_depth; i++) {
-        if (msr_read(cp->lbr_from + i, &v) != MSR_OK)
+        if (rdmsr_safe(cp->lbr_from + i, &v) != MSR_OK)
             c->faults++;
         from[i] = v;
         to[i] = 0;
         if (cp->lbr_to) {
-            if (msr_read(cp->lbr_to + i, &v) != MSR_OK)
+            if (rdmsr_safe(cp->lbr_to + i, &v) != MSR_OK)
                 c->faults++;
             to[i] = v;
         }
     }
-    if (cp->lbr_select && msr_write(MSR_LBR_SELECT, 0) != MSR_OK)
+    if (cp->lbr_select && wrmsr_safe(MSR_LBR_SELECT, 0) != MSR_OK)
         c->faults++;
     int n = lbr_decode_stack(cp->lbr_format, cp->lbr_depth, c->tos, from, to, NULL, c->e);
     c->n = n > 0 ? (unsigned)n : 0;

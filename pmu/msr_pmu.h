@@ -100,12 +100,16 @@
 #define MSR_IA32_FIXED_CTR(n) (MSR_IA32_FIXED_CTR0 + (n))
 #define MSR_IA32_FIXED_CTR_CTRL 0x38dU
 #define IA32_FIXED_CTR_CTRL_FIELD_BITS 4
+#define IA32_FIXED_CTR_CTRL_FIELD_MASK 0xfULL /* one counter's field, before the shift */
 #define IA32_FIXED_CTR_CTRL_EN_OS 0x1ULL
 #define IA32_FIXED_CTR_CTRL_EN_USR 0x2ULL
 #define IA32_FIXED_CTR_CTRL_ANY 0x4ULL
 #define IA32_FIXED_CTR_CTRL_PMI 0x8ULL
 #define IA32_FIXED_CTR_CTRL_SHIFT(i) (4U * (unsigned)(i))
-#define IA32_FIXED_CTR_CTRL_MASK(i) (0xfULL << IA32_FIXED_CTR_CTRL_SHIFT(i))
+#define IA32_FIXED_CTR_CTRL_MASK(i) (IA32_FIXED_CTR_CTRL_FIELD_MASK << IA32_FIXED_CTR_CTRL_SHIFT(i))
+
+/* RDPMC (SDM Vol. 2B "RDPMC"): ECX[30] set selects the fixed-function counter ECX[29:0]. */
+#define RDPMC_ECX_FIXED (1U << 30)
 
 /* ---------------------------------------------------------------------------------------------
  * Global control and status ([NHM] 3.1.3-3.1.5, Tables 5-7; v2+)
@@ -219,6 +223,9 @@
 #define MSR_IA32_PEBS_ENABLE 0x3f1U
 #define IA32_PEBS_ENABLE_PMC(i) PMB_BIT(i)
 #define IA32_PEBS_ENABLE_LL_PMC(i) PMB_BIT(32 + (i))
+#define IA32_PEBS_ENABLE_PMC_MASK PMB_FIELD(3, 0)
+#define IA32_PEBS_ENABLE_LL_MASK PMB_FIELD(35, 32)
+#define IA32_PEBS_ENABLE_LL_SHIFT 32
 #define MSR_PEBS_LD_LAT_THRESHOLD 0x3f6U
 #define PEBS_LD_LAT_THRESHOLD_MASK PMB_FIELD(15, 0)
 #define PEBS_LD_LAT_THRESHOLD_MIN 3U
@@ -253,7 +260,9 @@
 #define NHM_OFFCORE_EVENT_RSP_0 0xb7U
 #define NHM_OFFCORE_EVENT_RSP_1 0xbbU
 #define OFFCORE_RSP_REQUEST_MASK PMB_FIELD(7, 0)
+#define OFFCORE_RSP_REQUEST_SHIFT 0
 #define OFFCORE_RSP_RESPONSE_MASK PMB_FIELD(15, 8)
+#define OFFCORE_RSP_RESPONSE_SHIFT 8
 #define OFFCORE_RSP_DMND_DATA_RD PMB_BIT(0)
 #define OFFCORE_RSP_DMND_RFO PMB_BIT(1)
 #define OFFCORE_RSP_DMND_IFETCH PMB_BIT(2)
@@ -340,8 +349,11 @@
 #define UNCORE_PERF_GLOBAL_CTRL_EN_PC(i) PMB_BIT(i)
 #define UNCORE_PERF_GLOBAL_CTRL_EN_FC0 PMB_BIT(32)
 #define UNCORE_PERF_GLOBAL_CTRL_EN_PMI_CORE(i) PMB_BIT(48 + (i))
+#define UNCORE_PERF_GLOBAL_CTRL_EN_PMI_CORE_MASK PMB_FIELD(51, 48)
+#define UNCORE_PERF_GLOBAL_CTRL_EN_PMI_CORE_SHIFT 48
 #define UNCORE_PERF_GLOBAL_CTRL_PMI_FRZ PMB_BIT(63)
 #define UNCORE_PERF_GLOBAL_STATUS_OVF_PC(i) PMB_BIT(i)
+#define UNCORE_PERF_GLOBAL_STATUS_OVF_PC_ALL PMB_FIELD(7, 0)
 #define UNCORE_PERF_GLOBAL_STATUS_OVF_FC0 PMB_BIT(32)
 #define UNCORE_PERF_GLOBAL_STATUS_OVF_PMI PMB_BIT(61)
 #define UNCORE_PERF_GLOBAL_STATUS_CHG PMB_BIT(63)
@@ -420,10 +432,13 @@
 #define CPUID_80000022_EBX_NUM_CORE(ebx) ((ebx) & 0xfU)
 #define CPUID_80000022_EBX_NUM_NB(ebx) (((ebx) >> 10) & 0x3fU)
 
-/* PerfMonV2 global control (family 19h+; also reported on some 17h): bit i = core counter i. */
+/* PerfMonV2 global control (family 19h+; also reported on some 17h), [AMD] PPR "PerfCntrGlobalCtl":
+ *   Bit Position  Use
+ *   n-1:0         core counter i: enable (CTL), overflowed (STATUS), clear overflow (STATUS_CLR) */
 #define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS 0xc0000300U
 #define MSR_AMD64_PERF_CNTR_GLOBAL_CTL 0xc0000301U
 #define MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR 0xc0000302U
+#define AMD64_PERF_CNTR_GLOBAL_EN(i) PMB_BIT(i)
 
 /* ---------------------------------------------------------------------------------------------
  * NetBurst (Pentium 4 / Xeon family 0FH) [P4]: 18 counters (40-bit) in four groups, each with a

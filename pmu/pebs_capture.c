@@ -179,7 +179,7 @@ int pmu_pebs_begin(struct pmu_pebs_capture *c, const void *buf, size_t bytes, ui
         return -1;
     }
     ds_record("program");
-    if (msr_write(MSR_IA32_DS_AREA, ds_phys) != MSR_OK) {
+    if (wrmsr_safe(MSR_IA32_DS_AREA, ds_phys) != MSR_OK) {
         c->why = "IA32_DS_AREA write faulted";
         return -1;
     }

@@ -1,4 +1,4 @@
-/* pmu.c - PMU detection into one capability struct, the feature gates, and the msr_trace record stream. */
+/* pmu.c - PMU detection into one capability struct, the feature gates, PMU records and measurement windows. */
 #include "pmu/pmu.h"
 #include "kernel/msr.h"
 #include "pmu/msr_pmu.h"
@@ -14,130 +14,20 @@ struct pmu_state PMU;
 
 static char reason_buf[192];
 
-/* ---- msr_trace ------------------------------------------------------------------------------
- * The hook runs after every traced MSR access on any CPU. It only queues; records are emitted by
- * the BSP when no record is open and the run record is out (a record before the run record would
- * break the log contract), and never inside a measurement window (serial output would land in the
- * measured code). The queue is big enough for every window this code opens. */
+/* ---- records and measurement windows -------------------------------------------------------
+ * The msr_trace queue and its records belong to kernel/msr.c; the PMU brackets its measurement
+ * windows (msr_trace_quiet: nothing is written out inside measured code) and flushes the queue
+ * around its own records, so the stream's order is the order in which things happened. */
 
-#define TRACE_QUEUE 4096
-
-struct trace_ent {
-    uint64_t seq;
-    uint64_t val;
-    uint32_t msr;
-    uint16_t cpu;
-    uint8_t op, safe, ok;
-};
-
-static struct trace_ent tq[TRACE_QUEUE];
-static volatile uint32_t tq_head, tq_tail; /* head: next to emit; tail: next free */
-static volatile int tq_lock;
-static uint64_t trace_seq;
-static uint64_t dropped_unreported;
 static bool in_window;
 static uint32_t window_id;
 
-static bool lock_try(void)
-{
-    for (int i = 0; i < 100000; i++) {
-        if (!__atomic_test_and_set(&tq_lock, __ATOMIC_ACQUIRE))
-            return true;
-        __asm__ volatile("pause");
-    }
-    return false;
-}
-
-static void lock_release(void) { __atomic_clear(&tq_lock, __ATOMIC_RELEASE); }
-
-/* SMP index of the calling CPU from CPUID (the APIC read would itself be a traced MSR access in
- * x2APIC mode). */
-uint32_t pmu_cpu_index(void)
-{
-    uint32_t r[4], id;
-    if (smp_cpu_total() <= 1)
-        return 0;
-    cpuid_raw(1, 0, r);
-    id = r[1] >> 24;
-    if (K.apic.x2apic && K.cpu.max_basic >= 0xb) {
-        cpuid_raw(0xb, 0, r);
-        id = r[3];
-    }
-    for (uint32_t i = 0; i < smp_cpu_total(); i++)
-        if (smp_cpu(i)->apic_id == id)
-            return i;
-    return 0;
-}
-
-static bool can_emit(void)
-{
-    const struct record_stream *rs = out_records();
-    return !in_window && rs->count > 0 && !rs->open && !rs->ended;
-}
-
-static void emit_queued(void)
-{
-    while (tq_head != tq_tail) {
-        const struct trace_ent *e = &tq[tq_head % TRACE_QUEUE];
-        struct json *j = rec_begin("msr_trace");
-        json_kv_uint(j, "seq", e->seq);
-        json_kv_uint(j, "cpu", e->cpu);
-        json_kv_str(j, "op", e->op == MSR_OP_WRITE ? "write" : "read");
-        json_kv_hex(j, "msr", e->msr);
-        json_kv_hex(j, "value", e->val);
-        json_kv_bool(j, "safe", e->safe);
-        json_kv_bool(j, "ok", e->ok);
-        if (dropped_unreported) {
-            json_kv_uint(j, "dropped_before", dropped_unreported);
-            dropped_unreported = 0;
-        }
-        rec_end();
-        tq_head = tq_head + 1;
-    }
-}
-
-static void trace_hook(enum msr_op op, uint32_t msr, uint64_t val, bool safe, bool ok)
-{
-    uint32_t cpu = pmu_cpu_index();
-    if (!lock_try()) {
-        PMU.trace_dropped++;
-        return;
-    }
-    if (tq_tail - tq_head >= TRACE_QUEUE) {
-        PMU.trace_dropped++;
-        dropped_unreported++;
-        trace_seq++;
-    } else {
-        struct trace_ent *e = &tq[tq_tail % TRACE_QUEUE];
-        e->seq = trace_seq++;
-        e->cpu = (uint16_t)cpu;
-        e->op = (uint8_t)op;
-        e->msr = msr;
-        e->val = val;
-        e->safe = safe;
-        e->ok = ok;
-        tq_tail = tq_tail + 1;
-    }
-    if (cpu == 0 && can_emit())
-        emit_queued();
-    lock_release();
-}
-
-void pmu_trace_flush(void)
-{
-    if (!K.cfg.trace_msr)
-        return;
-    if (pmu_cpu_index() != 0 || !lock_try())
-        return;
-    const struct record_stream *rs = out_records();
-    if (rs->count > 0 && !rs->open && !rs->ended)
-        emit_queued();
-    lock_release();
-}
+/* SMP index of the calling CPU: kernel/smp.c finds it through CPUID (no traced MSR access). */
+uint32_t pmu_cpu_index(void) { return smp_current_index(); }
 
 struct json *pmu_rec_begin(const char *type)
 {
-    pmu_trace_flush();
+    msr_trace_flush();
     return rec_begin(type);
 }
 
@@ -145,7 +35,7 @@ void pmu_rec_end(void)
 {
     rec_end();
     if (!in_window)
-        pmu_trace_flush();
+        msr_trace_flush();
 }
 
 uint32_t pmu_window_next_id(void) { return ++window_id; }
@@ -153,14 +43,16 @@ uint32_t pmu_window_next_id(void) { return ++window_id; }
 void pmu_window_open(uint32_t id)
 {
     (void)id;
-    pmu_trace_flush();
+    msr_trace_flush();
     in_window = true;
+    msr_trace_quiet(true);
 }
 
 void pmu_window_close(uint32_t id)
 {
     in_window = false;
-    pmu_trace_flush();
+    msr_trace_quiet(false);
+    msr_trace_flush();
     struct json *j = rec_begin("pmu_measure_end");
     json_kv_uint(j, "id", id);
     rec_end();
@@ -261,7 +153,7 @@ void pmu_init(void)
     memset(&PMU, 0, sizeof(PMU));
     PMU.initialized = true;
     if (K.cfg.trace_msr)
-        msr_set_trace(trace_hook);
+        msr_trace_start();
 
     if (K.cfg.pmu_assume[0]) {
         fmt_snprintf(PMU.assumed_name, sizeof(PMU.assumed_name), "%s", K.cfg.pmu_assume);
@@ -467,6 +359,6 @@ void pmu_caps_json(struct json *j)
         json_obj_end(j);
     }
     json_obj_end(j);
-    json_kv_uint(j, "trace_dropped", PMU.trace_dropped);
+    json_kv_uint(j, "trace_dropped", msr_trace_dropped());
     json_obj_end(j);
 }

@@ -37,14 +37,14 @@ struct pmu_state {
     bool failed[PMU_FEAT_COUNT];             /* disabled for the run (self-test) */
     char failed_why[PMU_FEAT_COUNT][96];
     bool selftest_done;
-    uint64_t trace_dropped;                  /* msr_trace entries lost (queue full / contention) */
 };
 
 extern struct pmu_state PMU;
 
 /* Detection, once, before the run record (kernel/main.c). Reads IA32_MISC_ENABLE and, only when
  * CPUID.1:ECX.PDCM is set, IA32_PERF_CAPABILITIES, both with rdmsr_safe. With config trace_msr=1
- * it also installs the msr_trace hook. pmu_assume=MODEL takes that model row's capabilities. */
+ * it also starts the kernel's msr_trace (kernel/msr.h). pmu_assume=MODEL takes that model row's
+ * capabilities. */
 void pmu_init(void);
 
 /* The run record's "pmu" object: vendor, model, version, gp_counters, gp_width, fixed_counters,
@@ -73,8 +73,6 @@ const struct pmu_event_table *const *pmu_tables(unsigned *n);
  * in which things happened. Call with no record open. */
 struct json *pmu_rec_begin(const char *type);
 void pmu_rec_end(void);
-/* Emit queued msr_trace records now (BSP only, no record open, after the run record). */
-void pmu_trace_flush(void);
 
 /* A measurement window: pmu_window_open returns a fresh id and starts queueing (not emitting)
  * msr_trace records so that serial output stays out of measured code; the caller emits the
@@ -84,8 +82,8 @@ uint32_t pmu_window_next_id(void);
 void pmu_window_open(uint32_t id);
 void pmu_window_close(uint32_t id);
 
-/* SMP index (kernel/smp.h) of the calling CPU, found through CPUID, not the APIC (whose x2APIC reads
- * are themselves traced MSR accesses). The PMU code programs counters on the BSP (index 0) only. */
+/* SMP index of the calling CPU (smp_current_index: through CPUID, no traced MSR access). The PMU
+ * code programs counters on the BSP (index 0) only. */
 uint32_t pmu_cpu_index(void);
 
 /* JSON helpers: "0x..." strings for MSR numbers and values. */

@@ -4,6 +4,7 @@
 #include "kernel/fmt.h"
 #include "kernel/io.h"
 #include "kernel/kernel.h"
+#include "kernel/msr.h"
 #include "kernel/out.h"
 #include "kernel/pmm.h"
 #include "kernel/time.h"
@@ -324,5 +325,5 @@ void pmu_bench(void)
     bandwidth_step();
     pebs_step();
     lbr_step();
-    pmu_trace_flush();
+    msr_trace_flush();
 }

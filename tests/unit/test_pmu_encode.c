@@ -210,6 +210,8 @@ static void test_offcore_response(void **state)
     assert_int_equal(e.extra, 0x701);
     assert_int_equal(pmu_enc_offcore_rsp(0x01, 0x07, &v), 0);
     assert_int_equal(v, 0x701);
+    assert_int_equal(pmu_enc_offcore_rsp(0xFF, 0x80, &v), 0);
+    assert_int_equal(v, 0x80FF); /* request 7:0, response 15:8, nothing else */
     /* Table 13 prints OFFCORE_RSP_0 = 0x17: no response bit, so by the rule under Table 11 it would
      * count nothing. The encoder refuses such values. */
     assert_false(pmu_offcore_rsp_valid(0x17));
@@ -273,6 +275,15 @@ static void test_fixed_and_global(void **state)
     /* Replacing one field leaves the others alone. */
     assert_int_equal(pmu_enc_fixed_ctrl(0xFFF, 1, false, false, false, false), 0xF0F);
     assert_int_equal(pmu_enc_fixed_ctrl(0x123, 16, true, true, true, true), 0x123);
+    /* counting.c passes each slot's 4-bit field (EN_OS, EN_USR, ANY, PMI) through the encoder: every
+     * field value lands unchanged at 4i+3:4i. */
+    for (unsigned idx = 0; idx < 4; idx++) {
+        for (uint64_t f = 0; f <= IA32_FIXED_CTR_CTRL_FIELD_MASK; f++) {
+            uint64_t v = pmu_enc_fixed_ctrl(0, idx, f & IA32_FIXED_CTR_CTRL_EN_OS, f & IA32_FIXED_CTR_CTRL_EN_USR,
+                                            f & IA32_FIXED_CTR_CTRL_ANY, f & IA32_FIXED_CTR_CTRL_PMI);
+            assert_int_equal(v, f << (4 * idx));
+        }
+    }
     /* Table 5: EN_PC0-3 bits 0-3, EN_FC0-2 bits 32-34 */
     assert_int_equal(pmu_enc_global_ctrl(0xf, 0x7), 0x000000070000000FULL);
     /* Table 7: CLR_OVF_PC0-3, CLR_OVF_FC0-2, CLR_UNC_Ovf 61, CLR_PEBS_Ovf 62, CLR_CondChg 63 */
@@ -312,6 +323,8 @@ static void test_uncore(void **state)
     /* Global ctrl: EN_PC0-7, EN_FC0 (32), EN_PMI_CORE0 (48), PMI_FRZ (63) */
     assert_int_equal(pmu_enc_uncore_global_ctrl(0xff, true, 0x1, false), 0x00010001000000FFULL);
     assert_int_equal(pmu_enc_uncore_global_ctrl(0x01, false, 0xff, true), 0x800F000000000001ULL);
+    /* Global overflow clear: CLR_OVF_PC0-7 (7:0), CLR_OVF_FC0 (32), CLR_OVF_PMI (61), CLR_CHG (63) */
+    assert_int_equal(pmu_enc_uncore_global_ovf_clear_all(), 0xA0000001000000FFULL);
 }
 
 /* [AMD] section 4 event tables: select/umask pairs, USR|OS|EN. */
