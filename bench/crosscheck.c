@@ -109,6 +109,23 @@ int crosscheck_figures(const char *quantity, const char *a, const char *b, doubl
     return emit(&c, nj);
 }
 
+int crosscheck_value(const char *quantity, const char *a, double a_value, const char *unit, const char *b,
+                     double tolerance)
+{
+    const struct ledger_entry *eb = ledger_find(b);
+    struct crosscheck c = {.quantity = quantity, .a = a, .b = b, .a_value = a_value,
+                           .b_value = eb ? eb->median : __builtin_nan(""), .unit = unit, .tolerance = tolerance};
+    static char reason[160];
+    const char *nj = NULL;
+    if (!eb)
+        fmt_snprintf(reason, sizeof(reason), "%s was not measured in this run", b), nj = reason;
+    else if (eb->q == QUALITY_UNAVAILABLE || !is_finite(eb->median))
+        fmt_snprintf(reason, sizeof(reason), "%s has no value (%s)", b, quality_name(eb->q)), nj = reason;
+    else if (eb->unit && strcmp(eb->unit, unit))
+        fmt_snprintf(reason, sizeof(reason), "units differ (%s vs %s)", unit, eb->unit), nj = reason;
+    return emit(&c, nj);
+}
+
 void crosscheck_summary(void)
 {
     size_t counts[QUALITY_COUNT], dropped, all = 0;

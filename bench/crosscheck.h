@@ -41,6 +41,11 @@ int crosscheck_emit(const struct crosscheck *c);
 int crosscheck_figures(const char *quantity, const char *a, const char *b, double tolerance, const char *blame,
                        const char *why);
 
+/* a (not a ledger figure in this unit, e.g. a penalty's median converted to ns) against the ledger figure b;
+ * not judged when b is missing, unavailable, valueless or in another unit. */
+int crosscheck_value(const char *quantity, const char *a, double a_value, const char *unit, const char *b,
+                     double tolerance);
+
 /* Counts of this run so far. */
 void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing);
 void crosscheck_reset(void);

@@ -174,40 +174,12 @@ void lat_job_read(void *arg)
     l->sink = (uintptr_t)p;
 }
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-uint64_t lat_evict_step(uint64_t lines)
-{
-    if (lines < 3)
-        return 1;
-    uint64_t p = (lines * 5 / 8) | 1; /* far from 1 and from lines: no two neighbours in a row */
-    while (gcd(p, lines) != 1)
-        p += 2;
-    return p % lines;
-}
-
 void lat_job_evict(void *arg)
 {
     struct lat_evict *e = arg;
-    uint64_t sum = 0, lines = e->bytes / 64;
-    /* Every line once, in a scattered order (line i x step mod lines, step coprime with lines): caches that
-     * insert streaming reads at low priority (recent Intel L2s, AMD's) would keep the placed lines through an
-     * in-order sweep and the "L3" row would partly hit the L2. The loads are independent, so this stays fast. */
-    uint64_t step = lat_evict_step(lines), idx = 0;
-    for (uint64_t i = 0; i < lines; i++) {
-        sum += ((const volatile uint8_t *)e->buf)[idx * 64];
-        idx += step;
-        if (idx >= lines)
-            idx -= lines;
-    }
+    uint64_t sum = 0;
+    for (uint64_t off = 0; off < e->bytes; off += 64)
+        sum += ((const volatile uint8_t *)e->buf)[off];
     e->sink = sum;
 }
 

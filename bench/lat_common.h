@@ -80,10 +80,10 @@ struct lat_evict {
     uint64_t bytes;
     volatile uint64_t sink;
 };
-void lat_job_evict(void *evict); /* one load per 64-byte line of buf, in the scattered order below */
-/* The step of the eviction's visiting order over `lines` lines: coprime with lines (so every line is read
- * exactly once), about 5/8 of the way round (no two neighbouring lines in a row). */
-uint64_t lat_evict_step(uint64_t lines);
+/* One load per 64 bytes of buf, in address order. (A scattered order was tried: on a Granite Rapids KVM guest
+ * it left part of the placed lines in the L2 from round to round, L3_unshared p10 23 ns vs 33 ns in order;
+ * docs/latency.md.) */
+void lat_job_evict(void *evict);
 
 struct lat_pass {
     void *start;

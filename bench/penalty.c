@@ -2,6 +2,8 @@
  * difference to a baseline loop, is one P_i of the guide's stall decomposition. */
 #include "bench/penalty.h"
 #include "bench/cache_sizes.h"
+#include "bench/crosscheck.h"
+#include "bench/lat_plan.h"
 #include "measure/chain.h"
 #include "measure/chase.h"
 #include "measure/engine.h"
@@ -424,10 +426,29 @@ static void emit_delta(const char *name, const struct pm_result *a, const struct
 
 
 /* Chase chain over `bytes` of b (random lines, or one line per 4 KiB page). NULL when it cannot. */
+static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, struct plat_buf *scratch);
+
 static void *build_chain(struct plat_buf *b, uint64_t bytes, enum chain_mode mode, struct plat_buf *scratch)
 {
     struct chain_params p = {.bytes = (size_t)bytes, .line = 64, .page = 4096, .mode = mode,
                              .lines_per_page = mode == CHAIN_PAGE ? 1 : 0, .seed = plat_config()->seed ^ 0x9e17};
+    return build_chain_p(b, &p, scratch);
+}
+
+/* The DRAM chain of the Table 2 local_DRAM row (bench/lat_table2.c row_dram), so that "dram_local" means one
+ * thing in the whole tool: on pages of 2 MiB or more, page-by-page over 2 MiB units with the lines of a unit
+ * in random order (every load a DRAM access, no TLB miss); on smaller pages one random cycle. */
+static void *build_dram_chain(struct plat_buf *b, uint64_t bytes, struct plat_buf *scratch)
+{
+    struct chain_params p = {.bytes = (size_t)bytes, .line = 64, .page = MiB(2),
+                             .mode = b->page_bytes >= MiB(2) ? CHAIN_PAGE : CHAIN_RANDOM,
+                             .seed = plat_config()->seed ^ 0x9e17};
+    return build_chain_p(b, &p, scratch);
+}
+
+static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, struct plat_buf *scratch)
+{
+    struct chain_params p = *pp;
     size_t need = chain_scratch_bytes(&p);
     if (need == SIZE_MAX)
         return NULL;
@@ -513,11 +534,10 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
     const struct plat_config *cfg = plat_config();
     uint64_t l2_ws = MAX(2 * c.l1, MIN(4 * c.l1, c.l2 / 2));
     uint64_t llc_ws = MAX(2 * c.l2, MIN(c.llc / 2, 4 * c.l2));
-    uint64_t dram_ws = MAX(4 * c.llc, MiB(64));
-    if (cfg->quick)
-        dram_ws = MIN(dram_ws, MAX(2 * c.llc, MiB(32)));
-    if (cfg->max_bytes)
-        dram_ws = MIN(dram_ws, cfg->max_bytes);
+    uint64_t dram_cap = cfg->max_bytes, lim = plat_alloc_limit(-1) / 2;
+    if (lim && (!dram_cap || lim < dram_cap))
+        dram_cap = lim;
+    uint64_t dram_ws = lat_dram_bytes(&c, cfg->quick, dram_cap); /* the local_DRAM row's working-set rule */
     struct plat_cpu me;
     int node = plat_cpu(0, &me) ? me.node : -1;
 
@@ -533,7 +553,8 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
         {CA_P_LLC, llc_ws, true, "random chase sized for the last-level cache, full latency (PAG: uncore penalties "
                                  "are not divided by queue occupancy)",
          "PAG Table 2: L3 hit, line unshared ~40 cycles"},
-        {CA_P_DRAM, dram_ws, true, "random chase over 4x the last-level cache on the benchmark CPU's node, full latency",
+        {CA_P_DRAM, dram_ws, true, "the Table 2 local_DRAM chase (page-by-page over 2 MiB units on large pages, lines "
+                                   "in random order; lat_dram_bytes working set) on the benchmark CPU's node, full latency",
          "PAG Table 2: local DRAM ~60 ns"},
     };
     for (size_t i = 0; i < ARRAY_SIZE(lv); i++) {
@@ -546,7 +567,7 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
             emit_unavailable(lv[i].name, "buffer allocation failed", lv[i].reference);
             continue;
         }
-        void *start = build_chain(&b, lv[i].ws, CHAIN_RANDOM, scratch);
+        void *start = i == 2 ? build_dram_chain(&b, lv[i].ws, scratch) : build_chain(&b, lv[i].ws, CHAIN_RANDOM, scratch);
         struct pm_result r;
         if (!start || chase_latency(start, &r) != 0) {
             emit_unavailable(lv[i].name, start ? "clock did not advance" : "chain build failed", lv[i].reference);
@@ -568,7 +589,9 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
         json_kv_uint(j, "page_bytes", b.page_bytes);
         json_kv_int(j, "node", b.node);
         plat_rec_end();
-
+        if (i == 2) /* the same access pattern as the Table 2 row: the same latency */
+            crosscheck_value("local DRAM latency (penalty dram_local vs Table 2 row)", "penalty/dram_local",
+                             r.ns / CHASE_UNROLL, UNIT_NS, "data_source/local_DRAM", XC_TOL_DRAM);
         plat_free(&b);
     }
     /* A fill-buffer hit waits only for the rest of a miss to the same line that is already in flight, so
