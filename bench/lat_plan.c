@@ -24,6 +24,14 @@ int lat_ref_text(const struct lat_row_ref *r, char *buf, size_t len)
 }
 
 /* 2^(s/p) for 0 <= s < p without libm: Newton's method for the p-th root of 2, then its s-th power. */
+bool lat_shares_cache(uint32_t apic_a, uint32_t apic_b, uint32_t shared_by)
+{
+    unsigned shift = 0;
+    while (shift < 32 && (1u << shift) < shared_by)
+        shift++;
+    return shift >= 32 || (apic_a >> shift) == (apic_b >> shift);
+}
+
 double lat_pow2_frac(unsigned s, unsigned p)
 {
     if (s == 0 || p <= 1)

@@ -22,6 +22,11 @@
  * hi always last. Writes at most `max` sizes and returns how many it wrote; 0 when lo is 0 or above hi,
  * per_octave is 0, or align is not a power of two.
  */
+/* Whether two logical CPUs share a cache that CPUID says is shared by up to `shared_by` logical processors:
+ * their initial APIC IDs agree above the low ceil(log2(shared_by)) bits (SDM Vol. 2A CPUID leaf 4
+ * EAX[25:14]; AMD leaf 8000_001DH). shared_by 0 or 1: only a CPU with itself. */
+bool lat_shares_cache(uint32_t apic_a, uint32_t apic_b, uint32_t shared_by);
+
 /* 2^(s / p) for 0 <= s < p, without libm. */
 double lat_pow2_frac(unsigned s, unsigned p);
 

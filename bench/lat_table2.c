@@ -300,27 +300,53 @@ bool lat_table2_helper(uint32_t *self, uint32_t *helper)
     return last_helper.have;
 }
 
+/* The sharing masks of the L2 and the last-level cache, from CPUID (leaf 4 / 8000_001DH "logical processors
+ * sharing this cache"). */
+static void sharing(uint32_t *l2_share, uint32_t *l3_share)
+{
+    const struct cpu_info *ci = plat_cpuinfo();
+    *l2_share = *l3_share = 0;
+    for (uint32_t i = 0; ci && i < ci->n_caches && i < CPU_MAX_CACHES; i++) {
+        const struct cpu_cache *k = &ci->caches[i];
+        if (k->type != CPU_CACHE_DATA && k->type != CPU_CACHE_UNIFIED)
+            continue;
+        if (k->level == 2)
+            *l2_share = k->shared_by;
+        if (k->level == 3)
+            *l3_share = k->shared_by;
+    }
+}
+
+/* Helper: another core that shares CPU 0's L3 but not its L2 (by the CPUID sharing masks of their APIC IDs:
+ * right on parts with several L3 domains per package, AMD CCXs or sub-NUMA clusters, where "same package"
+ * is not "same L3"). Remote: a CPU that does not share CPU 0's L3, in another package when there is one. */
 static void find_cpus(struct env *e)
 {
     e->ncpu = plat_cpu_count();
     plat_cpu(0, &e->self);
-    bool sibling = false;
-    uint32_t other_pkg = 0;
+    bool sibling = false, other_domain_same_pkg = false;
+    uint32_t other_pkg = 0, l2s, l3s;
+    sharing(&l2s, &l3s);
     for (uint32_t i = 1; i < e->ncpu; i++) {
         struct plat_cpu c;
         if (!plat_cpu(i, &c))
             continue;
-        if (c.package == e->self.package) {
-            if (c.core != e->self.core) {
+        bool same_l3 = l3s ? lat_shares_cache(c.apic_id, e->self.apic_id, l3s) : c.package == e->self.package;
+        bool same_l2 = l2s ? lat_shares_cache(c.apic_id, e->self.apic_id, l2s)
+                           : c.package == e->self.package && c.core == e->self.core;
+        if (same_l3 && c.package == e->self.package) {
+            if (!same_l2) {
                 if (!e->have_helper)
                     e->helper = c, e->have_helper = true;
             } else {
                 sibling = true;
             }
-        } else {
+        } else if (c.package != e->self.package) {
             other_pkg++;
             if (!e->have_remote)
                 e->remote = c, e->have_remote = true;
+        } else {
+            other_domain_same_pkg = true; /* another L3 domain in CPU 0's package: not the guide's remote L3 */
         }
     }
     last_helper.have = e->have_helper;
@@ -330,16 +356,19 @@ static void find_cpus(struct env *e)
         fmt_snprintf(e->no_helper, sizeof(e->no_helper), "one CPU: no other core to hold the lines");
     else if (sibling)
         fmt_snprintf(e->no_helper, sizeof(e->no_helper),
-                     "the other CPUs of package %u are SMT siblings of CPU %u (they share its L1/L2)", e->self.package,
+                     "the other CPUs sharing CPU %u's L3 also share its L2 (SMT siblings, by the CPUID sharing masks)",
                      e->self.id);
     else
-        fmt_snprintf(e->no_helper, sizeof(e->no_helper), "no other core in CPU %u's package %u (%u CPUs elsewhere)",
-                     e->self.id, e->self.package, other_pkg);
+        fmt_snprintf(e->no_helper, sizeof(e->no_helper),
+                     "no other core shares CPU %u's L3 (CPUID sharing masks; %u CPUs in other packages)", e->self.id,
+                     other_pkg);
     if (e->ncpu <= 1)
         fmt_snprintf(e->no_remote, sizeof(e->no_remote), "one CPU: no other socket");
     else
-        fmt_snprintf(e->no_remote, sizeof(e->no_remote), "one socket: all %u CPUs are in package %u", e->ncpu,
-                     e->self.package);
+        fmt_snprintf(e->no_remote, sizeof(e->no_remote), "one socket: all %u CPUs are in package %u%s", e->ncpu,
+                     e->self.package,
+                     other_domain_same_pkg ? " (it has other L3 domains, but the guide's remote L3 is the other socket's)"
+                                           : "");
 }
 
 static void setup_lines(struct env *e)

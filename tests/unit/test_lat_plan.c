@@ -320,6 +320,26 @@ static void table2_rows_and_reference_text(void **state)
     assert_int_equal((int)lat_rows[LAT_ROW_L3_MODIFIED].lo, 75);
 }
 
+/* Cache sharing from APIC IDs and CPUID's "sharing" count. */
+static void shares_cache_by_apic_id(void **state)
+{
+    (void)state;
+    /* Nehalem-EP: L2 per core with 2 threads (shared_by 2), L3 per package of 8 threads (16 IDs reserved). */
+    assert_true(lat_shares_cache(0, 1, 2));   /* SMT siblings share the L2 */
+    assert_false(lat_shares_cache(0, 2, 2));  /* the next core does not */
+    assert_true(lat_shares_cache(0, 6, 16));  /* same package: same L3 */
+    assert_false(lat_shares_cache(0, 16, 16)); /* the other socket */
+    /* Zen 2 style: an L3 per 4-core CCX (8 threads) inside one package: same package, another L3 */
+    assert_true(lat_shares_cache(2, 7, 8));
+    assert_false(lat_shares_cache(2, 8, 8));
+    /* a count that is not a power of two rounds up (CPUID reports "maximum addressable IDs") */
+    assert_true(lat_shares_cache(0, 11, 12));
+    assert_false(lat_shares_cache(0, 16, 12));
+    /* 0 or 1: private */
+    assert_false(lat_shares_cache(4, 5, 1));
+    assert_true(lat_shares_cache(4, 4, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +359,7 @@ int main(void)
         cmocka_unit_test(pick_cpus_all_or_evenly_spread),
         cmocka_unit_test(loaded_delays_start_at_full_load),
         cmocka_unit_test(table2_rows_and_reference_text),
+        cmocka_unit_test(shares_cache_by_apic_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
