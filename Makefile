@@ -126,16 +126,19 @@ pmu-events: $(GEN_SRCS)
 BENCH_ON_FAKE_PLATFORM := bench/bandwidth.c bench/cache_sizes.c bench/crosscheck.c bench/lat_plan.c bench/bw_kernels.c bench/bw_smbios.c \
     bench/branch.c bench/penalty.c bench/cycle_accounting.c measure/chain.c measure/chase.c measure/engine.c \
     measure/stats_json.c measure/verdict.c measure/stats.c measure/rand.c kernel/json.c kernel/fmt.c \
-    tests/unit/bw_fake_platform.c
+    tests/unit/bw_fake_platform.c tests/unit/fake_pmu.c
 
 # test                        links (besides tests/unit/<test>.c)
 test_acpi.links             := kernel/acpi.c
 test_config.links           := kernel/config.c kernel/json.c kernel/fmt.c
+test_core_clock.links       := kernel/core_clock.c kernel/json.c kernel/fmt.c
+test_turbo.links            := kernel/turbo.c kernel/config.c kernel/json.c kernel/fmt.c
 test_cpuid.links            := kernel/cpuid.c
 test_fmt.links              := kernel/fmt.c
 test_json.links             := kernel/json.c kernel/fmt.c
 test_pmm.links              := kernel/pmm.c
 test_record.links           := kernel/record.c kernel/crc32.c kernel/json.c kernel/fmt.c
+test_run_desc.links         := kernel/run_desc.c kernel/config.c kernel/cpuid.c kernel/json.c kernel/fmt.c
 test_rand.links             := measure/rand.c
 test_chain.links            := measure/chain.c measure/rand.c
 test_stats.links            := measure/stats.c measure/rand.c
@@ -152,7 +155,7 @@ test_pmu_pebs.links         := pmu/pebs.c
 test_pmu_lbr.links          := pmu/lbr.c
 test_lat_plan.links         := bench/lat_plan.c bench/cache_sizes.c kernel/fmt.c
 test_bw_kernels.links       := bench/bw_kernels.c
-test_bw_smbios.links        := bench/bw_smbios.c
+test_bw_smbios.links        := bench/bw_smbios.c kernel/fmt.c
 test_bandwidth.links        := $(BENCH_ON_FAKE_PLATFORM)
 test_bandwidth.libs         := -pthread
 test_branch.links           := $(BENCH_ON_FAKE_PLATFORM)
@@ -190,9 +193,10 @@ unit: deps $(UNIT_BINS)
 # record stream (record.c, json.c, crc32.c, fmt.c), config parser and CPUID decoding for the same output.
 HOST_BENCH  := $(BUILD)/host-bench/pmubench-host
 # A host-only file (HOST_ONLY_SRCS) that the runner needs is added to HOSTED_SRCS by name.
-HOSTED_SKIP := bench/bench.c bench/platform_kernel.c bench/timer.c
+HOSTED_SKIP := bench/platform_kernel.c bench/timer.c
 HOSTED_SRCS := $(wildcard bench/hosted/*.c) $(filter-out $(HOSTED_SKIP),$(wildcard bench/*.c measure/*.c)) \
-               kernel/record.c kernel/json.c kernel/crc32.c kernel/fmt.c kernel/config.c kernel/cpuid.c
+               kernel/record.c kernel/json.c kernel/crc32.c kernel/fmt.c kernel/config.c kernel/cpuid.c \
+               kernel/run_desc.c kernel/core_clock.c
 HOSTED_OBJS := $(patsubst %.c,$(BUILD)/host-bench/obj/%.o,$(HOSTED_SRCS))
 
 $(BUILD)/host-bench/obj/%.o: %.c

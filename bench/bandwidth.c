@@ -4,17 +4,15 @@
 #include "bench/bw_kernels.h"
 #include "bench/bw_smbios.h"
 #include "bench/cache_sizes.h"
+#include "bench/lat_plan.h"
 #include "measure/engine.h"
 #include "measure/stats_json.h"
 #include "measure/verdict.h"
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
 #include "measure/stats.h"
+#include "measure/timing.h"
 #include "kernel/fmt.h"
-#ifndef PMB_HOST
-#include "kernel/kernel.h" /* the SMBIOS glue below: UEFI image only */
-#include "kernel/paging.h"
-#endif
 
 #define BW_MAX_CPUS 256
 #define BW_MAX_SIZES 64
@@ -117,10 +115,37 @@ size_t bw_thread_counts(size_t n, bool all, uint32_t *out, size_t cap)
     return m;
 }
 
+uint64_t bw_ws_covering(uint64_t bytes)
+{
+    /* A kernel of m arrays gives each ALIGN_DOWN(ws / m, BW_GRANULE) bytes (arrays_for): look for the first
+     * 4 KiB multiple where that still adds up to `bytes` for m = 1, 2 and 3. At most 3 x BW_GRANULE above. */
+    uint64_t ws = ALIGN_UP(MAX(bytes, KiB(4)), KiB(4));
+    for (;;) {
+        bool ok = true;
+        for (uint64_t m = 1; m <= 3; m++)
+            ok &= m * ALIGN_DOWN(ws / m, BW_GRANULE) >= bytes;
+        if (ok)
+            return ws;
+        ws += KiB(4);
+    }
+}
+
 uint64_t bw_dram_ws_per_thread(uint64_t total, size_t t, uint64_t floor)
 {
-    uint64_t ws = t ? total / t : total;
-    return ALIGN_UP(MAX(ws, floor), KiB(4));
+    uint64_t share = t ? (total + t - 1) / t : total;
+    return MAX(bw_ws_covering(share), ALIGN_UP(floor, KiB(4)));
+}
+
+size_t bw_llc_min_threads(const uint32_t *apic_ids, size_t n, uint32_t shared_by)
+{
+    size_t best = n;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = 0;
+        for (size_t j = 0; j < n; j++)
+            c += lat_shares_cache(apic_ids[i], apic_ids[j], shared_by);
+        best = MIN(best, c);
+    }
+    return best;
 }
 
 const char *bw_level(uint64_t ws, uint64_t l1, uint64_t l2, uint64_t llc)
@@ -131,7 +156,18 @@ const char *bw_level(uint64_t ws, uint64_t l1, uint64_t l2, uint64_t llc)
         return "L2";
     if (ws <= llc)
         return "L3";
-    return "memory";
+    if (ws < BW_MEMORY_LLC_FACTOR * llc)
+        return BW_LEVEL_LLC_TO_MEMORY;
+    return BW_LEVEL_MEMORY;
+}
+
+void bw_best_offer(struct bw_best *b, const char *level, double bytes_per_s, const char *series, const char *kernel,
+                   size_t threads, size_t packages)
+{
+    if (strcmp(level, BW_LEVEL_MEMORY) || !(bytes_per_s > b->bytes_per_s))
+        return;
+    *b = (struct bw_best){.bytes_per_s = bytes_per_s, .series = series, .kernel = kernel, .threads = threads,
+                          .packages = packages};
 }
 
 double bw_aggregate(const uint64_t *bytes, const uint64_t *ticks, size_t n, uint64_t tsc_hz)
@@ -160,35 +196,6 @@ void bandwidth_set_smbios(const void *table, size_t len, const char *source)
     smbios_source = source;
 }
 
-#ifndef PMB_HOST
-/* Kernel glue: the SMBIOS entry points boot/ took from the UEFI configuration table (K.bi->smbios3, then
- * K.bi->smbios), read through the identity map when what they point to lies inside it. The Linux runner
- * hands /sys/firmware/dmi/tables/DMI over with bandwidth_set_smbios instead. */
-static bool identity_mapped(uint64_t phys, uint64_t len)
-{
-    return phys >= PAGE_4K && len && phys + len > phys && phys + len <= paging_stats()->mapped_top;
-}
-
-static void smbios_glue(void)
-{
-    if (smbios_table || !K.bi)
-        return;
-    const uint64_t eps[2] = {K.bi->smbios3, K.bi->smbios};
-    for (int i = 0; i < 2; i++) {
-        struct smbios_entry e;
-        if (!eps[i] || !identity_mapped(eps[i], 32) || smbios_entry_parse((const void *)(uintptr_t)eps[i], 32, &e))
-            continue;
-        if (!identity_mapped(e.table_phys, e.table_len))
-            continue;
-        bandwidth_set_smbios((const void *)(uintptr_t)e.table_phys, e.table_len,
-                             e.v3 ? "uefi: SMBIOS 3.x entry point" : "uefi: SMBIOS 2.x entry point");
-        return;
-    }
-}
-#else
-static void smbios_glue(void) {}
-#endif
-
 struct bw_ctx {
     bool quick;
     uint64_t l1, l2, llc, hz;
@@ -196,11 +203,13 @@ struct bw_ctx {
     size_t n_isa;
     struct pm_opts po;
     size_t mt_min, mt_max; /* samples of a multi-threaded point */
-    uint64_t mt_total;     /* working set of all threads together at memory level */
+    uint64_t mt_total;     /* working set that the threads sharing one LLC cover together at memory level */
+    uint32_t llc_shared_by; /* logical CPUs sharing one LLC (CPUID); 0: unknown */
+    /* Why the run has no memory-level point (largest working set below 4x the LLC); "" when it has. */
+    char no_memory[200];
     /* Best memory-level figure of the run, for the peak comparison. */
-    double best;
-    const char *best_series, *best_kernel;
-    size_t best_threads;
+    struct bw_best best;
+    bool multi_package; /* the CPUs span more than one package */
 };
 static struct bw_ctx C;
 
@@ -296,7 +305,9 @@ struct bw_point {
     enum bw_kernel k;
     enum bw_isa isa;
     uint64_t ws, per_array, ws_total;
+    uint64_t llc_ws; /* bytes one LLC sees: ws x the fewest threads sharing one LLC; the level is judged on it */
     size_t threads;
+    size_t packages; /* packages the threads ran on */
     int node_from, node_to;
     uint64_t page_bytes, passes;
     struct stats bw; /* bytes/s over the samples */
@@ -317,7 +328,10 @@ static struct json *rec_point(const struct bw_point *p)
     json_kv_int(j, "node_from", p->node_from);
     json_kv_int(j, "node_to", p->node_to);
     json_kv_str(j, "placement", p->placement);
-    json_kv_str(j, "level", bw_level(p->ws, C.l1, C.l2, C.llc));
+    const char *level = bw_level(p->llc_ws, C.l1, C.l2, C.llc);
+    json_kv_str(j, "level", level);
+    json_kv_uint(j, "bytes_per_llc", p->llc_ws);
+    json_kv_uint(j, "llc_bytes", C.llc);
     char name[LEDGER_NAME_MAX];
     fmt_snprintf(name, sizeof(name), "bandwidth/%s/%s/%s/%lu/%lu/%d-%d", p->series, bw_kernel_name(p->k),
                  bw_isa_name(p->isa), (unsigned long)p->ws, (unsigned long)p->threads, p->node_from, p->node_to);
@@ -327,12 +341,7 @@ static struct json *rec_point(const struct bw_point *p)
     json_kv_uint(j, "passes", p->passes);
     json_kv_uint(j, "page_bytes", p->page_bytes);
     json_kv_str(j, "method", p->method);
-    if (!strcmp(bw_level(p->ws, C.l1, C.l2, C.llc), "memory") && p->bw.median > C.best) {
-        C.best = p->bw.median;
-        C.best_series = p->series;
-        C.best_kernel = bw_kernel_name(p->k);
-        C.best_threads = p->threads;
-    }
+    bw_best_offer(&C.best, level, p->bw.median, p->series, bw_kernel_name(p->k), p->threads, p->packages);
     return j;
 }
 
@@ -427,13 +436,14 @@ static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, 
     uint64_t bytes = bw_kernel_bytes(k, l.x.n);
     struct bw_point p = {
         .series = "sweep", .placement = "benchmark CPU", .k = k, .isa = isa, .ws = bytes,
-        .per_array = (uint64_t)l.x.n * 8, .ws_total = bytes, .threads = 1, .node_from = node_from,
+        .per_array = (uint64_t)l.x.n * 8, .ws_total = bytes, .llc_ws = bytes, .threads = 1, .packages = 1,
+        .node_from = node_from,
         .node_to = t->b.node, .page_bytes = t->b.page_bytes, .passes = r.iters_per_sample,
         .method = "STREAM bytes (each array element read or written counts once, no RFO) x passes / TSC time, "
                   "median of samples"};
     stats_reciprocal(&r.tsc, (double)bytes * (double)C.hz, &p.bw); /* ticks per pass -> bytes/s */
     p.converged = r.converged;
-    bool dram = !strcmp(bw_level(bytes, C.l1, C.l2, C.llc), "memory");
+    bool dram = !strcmp(bw_level(bytes, C.l1, C.l2, C.llc), BW_LEVEL_MEMORY);
     static struct bw_uncore u;
     if (dram)
         uncore_count(&l, &u);
@@ -462,16 +472,30 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
     } else {
         ns = bw_sweep_sizes(KiB(8), dram_ws, 2, sizes, BW_MAX_SIZES);
     }
+    /* A size of exactly 4x the LLC would be "memory" for `read` but a few hundred bytes short of it for
+     * `triad` (arrays cut to BW_GRANULE): such a size is moved up to the first one that is 4x for every
+     * kernel (bw_ws_covering), so that the level is one per row. */
+    uint64_t mem_min = bw_ws_covering(BW_MEMORY_LLC_FACTOR * C.llc);
+    size_t m = 0;
+    for (size_t i = 0; i < ns; i++) {
+        uint64_t v = sizes[i];
+        if (v >= BW_MEMORY_LLC_FACTOR * C.llc && v < mem_min && mem_min <= dram_ws)
+            v = mem_min;
+        if (!m || v > sizes[m - 1])
+            sizes[m++] = v;
+    }
+    ns = m;
     static struct bw_line line;
     for (size_t i = 0; i < C.n_isa; i++) {
         plat_printf("  sweep on CPU 0, %s, GB/s (STREAM counting; median):\n", bw_isa_name(C.isa[i]));
-        line_add(&line, "    %-11s %-6s", "working set", "level");
+        line_add(&line, "    %-11s %-13s", "working set", "level");
         for (unsigned k = 0; k < BW_KERNEL_COUNT; k++)
             line_add(&line, " %9s", bw_kernel_name((enum bw_kernel)k));
         line_flush(&line);
         for (size_t s = 0; s < ns; s++) {
             char txt[24];
-            line_add(&line, "    %-11s %-6s", size_text(sizes[s], txt, sizeof(txt)), bw_level(sizes[s], C.l1, C.l2, C.llc));
+            line_add(&line, "    %-11s %-13s", size_text(sizes[s], txt, sizeof(txt)),
+                     bw_level(sizes[s], C.l1, C.l2, C.llc));
             for (unsigned k = 0; k < BW_KERNEL_COUNT; k++) {
                 double v;
                 if (measure_single(t, (enum bw_kernel)k, C.isa[i], sizes[s], node_from, &v) == 0)
@@ -575,6 +599,24 @@ static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
     return 0;
 }
 
+/* The fewest of the CPUs ids[0..n) that share one LLC (1 when CPUID does not say who shares it). */
+static size_t llc_min_threads(const uint32_t *ids, size_t n)
+{
+    uint32_t apic[BW_MAX_CPUS];
+    for (size_t i = 0; i < n; i++)
+        apic[i] = cpus[ids[i]].apic_id;
+    return MAX(bw_llc_min_threads(apic, n, C.llc_shared_by), (size_t)1);
+}
+
+/* Per-thread working set when the CPUs ids[0..t) run together: the threads that share one LLC cover the
+ * memory-level total together, so every LLC sees at least 4x its size. */
+static uint64_t mt_ws(const uint32_t *ids, size_t t, uint64_t floor)
+{
+    uint64_t ws = bw_dram_ws_per_thread(C.mt_total, llc_min_threads(ids, t), floor);
+    uint64_t cap = plat_config()->max_bytes; /* a cap on any one working set, the floor included */
+    return cap ? MIN(ws, MAX(ALIGN_DOWN(cap, KiB(4)), KiB(4))) : ws;
+}
+
 /* Kernel k on the CPUs ids[0..n), each over ws bytes of its own buffer. */
 static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum bw_isa isa, uint64_t ws,
                            struct bw_point *p)
@@ -618,6 +660,14 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
     p->per_array = (uint64_t)jobs[0].x.n * 8;
     p->ws_total = jobs[0].bytes * n;
     p->threads = n;
+    p->llc_ws = jobs[0].bytes * llc_min_threads(ids, n);
+    p->packages = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t q = 0; q < i; q++)
+            seen |= cpus[ids[q]].package == cpus[ids[i]].package;
+        p->packages += !seen;
+    }
     p->passes = passes;
     p->page_bytes = tbufs[ids[0]].b.page_bytes;
     p->method = "threads released together; sum of STREAM bytes / the slowest thread's TSC time, median of samples";
@@ -630,14 +680,21 @@ static void free_tbufs(void)
         plat_free(&tbufs[i].b);
 }
 
-/* Buffers for CPUs order[0..n): the CPU at position i is used for counts > i, so its largest working set
- * is the one for i + 1 threads. Memory on `node` (-1: each CPU's own). Returns how many could be had. */
+/* Buffers for CPUs order[0..n): the CPU at position i is used for every count t > i, so its buffer holds the
+ * largest of those counts' working sets (not always the one for i + 1 threads: a count that opens a new LLC
+ * with one thread needs the whole total per thread again). Memory on `node` (-1: each CPU's own). Returns how
+ * many could be had. */
 static size_t alloc_series(const uint32_t *order, size_t n, int node, uint64_t floor)
 {
+    static uint64_t ws_for[BW_MAX_CPUS + 1];
+    for (size_t t = 1; t <= n; t++)
+        ws_for[t] = mt_ws(order, t, floor);
     for (size_t i = 0; i < n; i++) {
         uint32_t c = order[i];
         int nd = node >= 0 ? node : cpus[c].node;
-        uint64_t ws = bw_dram_ws_per_thread(C.mt_total, i + 1, floor);
+        uint64_t ws = 0;
+        for (size_t t = i + 1; t <= n; t++)
+            ws = MAX(ws, ws_for[t]);
         uint64_t lim = plat_alloc_limit(nd);
         if (tbuf_bytes(ws) > lim / 2 || (plat_config()->max_bytes && ws > plat_config()->max_bytes))
             return i;
@@ -672,7 +729,7 @@ static void scaling(size_t ncpu, bool package_only, uint64_t floor)
         for (size_t ci = 0; ci < nc; ci++) {
             size_t t = counts[ci];
             struct bw_point p = {.series = series, .placement = "local: each thread's buffer on its own node"};
-            uint64_t ws = bw_dram_ws_per_thread(C.mt_total, t, floor);
+            uint64_t ws = mt_ws(order, t, floor);
             if (measure_threads(order, t, ks[ki], isa, ws, &p) != 0) {
                 line_add(&line, " %zu:-", t);
                 continue;
@@ -725,7 +782,7 @@ static void numa_matrix(size_t ncpu, uint64_t floor)
             if (!plat_node_bytes((int)jn))
                 continue;
             free_tbufs();
-            uint64_t ws = bw_dram_ws_per_thread(C.mt_total, n, floor);
+            uint64_t ws = mt_ws(ids, n, floor);
             size_t ok = 0;
             for (size_t q = 0; q < n; q++) {
                 if (tbuf_bytes(ws) * (n - q) > plat_alloc_limit((int)jn) / 2 ||
@@ -760,51 +817,107 @@ static void numa_matrix(size_t ncpu, uint64_t floor)
 
 static void peak_record(void)
 {
-    smbios_glue();
     struct json *j = plat_rec_begin("bandwidth_peak");
-    struct smbios_peak pk;
-    const char *why = "no SMBIOS table was handed to the benchmark (bandwidth_set_smbios)";
+    static struct smbios_peak pk;
     static struct smbios_mem mem;
+    const char *why = "no SMBIOS table was handed to the benchmark (bandwidth_set_smbios)";
     bool ok = false;
     if (smbios_table) {
         int rc = smbios_mem_parse(smbios_table, smbios_len, &mem);
         if (rc != SMBIOS_OK && !mem.devices)
             why = "SMBIOS structure table malformed";
-        else
-            ok = smbios_peak(&mem, &pk, &why);
+        else if (!(ok = smbios_peak(&mem, &pk)))
+            why = pk.why;
     }
     json_kv_str(j, "status", ok ? "ok" : "unknown");
     json_kv_str(j, "source", smbios_source);
     if (ok) {
         json_kv_double(j, "peak_bytes_per_s", pk.bytes_per_s);
-        json_kv_str(j, "method", pk.method);
+        json_kv_str(j, "formula", pk.formula);
+        json_kv_uint(j, "channels", pk.channels);
+        json_kv_str(j, "channel_method", pk.channel_method);
         json_kv_uint(j, "dimms", pk.dimms);
+        json_kv_uint(j, "max_dimms_per_channel", pk.max_dimms_per_channel);
         json_kv_uint(j, "mts", pk.mts);
+        json_kv_str(j, "mts_source",
+                    pk.mts_configured ? "configured speed (type 17 offset 20h/58h), the slowest device's"
+                                      : "the slowest device's speed; some give no configured speed, their maximum "
+                                        "speed (15h/54h) is used");
         json_kv_uint(j, "data_width_bits", pk.data_width);
         json_kv_str(j, "memory_type", smbios_mem_type_name(pk.type));
+        if (pk.sockets)
+            json_kv_uint(j, "sockets", pk.sockets);
+        else
+            json_kv_null(j, "sockets");
+        if (pk.per_socket_bytes_per_s > 0)
+            json_kv_double(j, "peak_per_socket_bytes_per_s", pk.per_socket_bytes_per_s);
+        else
+            json_kv_null(j, "peak_per_socket_bytes_per_s");
+        json_kv_str(j, "method",
+                    "SMBIOS type 17: channels x transfer rate x data width (docs/bandwidth-branch-penalty.md)");
     } else {
         json_kv_null(j, "peak_bytes_per_s");
         json_kv_str(j, "reason", why);
     }
-    if (C.best > 0) {
-        json_kv_double(j, "achieved_bytes_per_s", C.best);
-        json_kv_str(j, "achieved_series", C.best_series);
-        json_kv_str(j, "achieved_kernel", C.best_kernel);
-        json_kv_uint(j, "achieved_threads", C.best_threads);
+    if (smbios_table && mem.arrays)
+        json_kv_uint(j, "slots", mem.slots);
+    json_kv_uint(j, "memory_level_from_bytes", BW_MEMORY_LLC_FACTOR * C.llc);
+    /* The comparison: the best memory-level point against the peak of what it could use. A point on one
+     * package is compared with one socket's peak when the locators say how the channels split over sockets. */
+    double ref = 0;
+    const char *ref_what = NULL;
+    if (ok && C.best.bytes_per_s > 0) {
+        if (C.best.packages == 1 && pk.sockets > 1 && pk.per_socket_bytes_per_s > 0)
+            ref = pk.per_socket_bytes_per_s, ref_what = "one socket's peak (the threads ran on one package)";
+        else if (C.best.packages == 1 && C.multi_package && pk.sockets != 1)
+            ref = pk.bytes_per_s, ref_what = "the whole system's peak, though the threads ran on one package and the "
+                                             "peak cannot be split per socket: a lower bound of the fraction";
+        else
+            ref = pk.bytes_per_s, ref_what = "the whole system's peak";
+    }
+    if (C.best.bytes_per_s > 0) {
+        json_kv_double(j, "achieved_bytes_per_s", C.best.bytes_per_s);
+        json_kv_str(j, "achieved_series", C.best.series);
+        json_kv_str(j, "achieved_kernel", C.best.kernel);
+        json_kv_uint(j, "achieved_threads", C.best.threads);
+        json_kv_uint(j, "achieved_packages", C.best.packages);
     } else {
         json_kv_null(j, "achieved_bytes_per_s");
+        json_kv_str(j, "achieved_reason", C.no_memory[0] ? C.no_memory : "no memory-level point was measured");
     }
-    if (ok && C.best > 0)
-        json_kv_double(j, "fraction_of_peak", C.best / pk.bytes_per_s);
-    else
+    if (ref > 0) {
+        json_kv_double(j, "fraction_of_peak", C.best.bytes_per_s / ref);
+        json_kv_str(j, "fraction_of", ref_what);
+    } else {
         json_kv_null(j, "fraction_of_peak");
+    }
     plat_rec_end();
-    if (ok)
-        plat_printf("  peak (SMBIOS: %u x %s-%u, %u-bit): %.2f GB/s; best measured at memory level %.2f GB/s (%.0f%%)\n",
-                    pk.dimms, smbios_mem_type_name(pk.type), pk.mts, pk.data_width, pk.bytes_per_s / 1e9,
-                    C.best / 1e9, 100 * C.best / pk.bytes_per_s);
+    char best[64];
+    if (C.best.bytes_per_s > 0)
+        fmt_snprintf(best, sizeof(best), "%.2f GB/s", C.best.bytes_per_s / 1e9);
     else
-        plat_printf("  peak: unknown (%s); best measured at memory level %.2f GB/s\n", why, C.best / 1e9);
+        fmt_snprintf(best, sizeof(best), "none (%s)", C.no_memory[0] ? "see above" : "no memory-level point");
+    char frac[192] = "";
+    if (ref > 0)
+        fmt_snprintf(frac, sizeof(frac), ", %.0f%% of %s", 100 * C.best.bytes_per_s / ref, ref_what);
+    if (ok)
+        plat_printf("  peak (SMBIOS %s: %s) = %.2f GB/s; best measured at memory level (>= 4x LLC): %s%s\n",
+                    smbios_mem_type_name(pk.type), pk.formula, pk.bytes_per_s / 1e9, best, frac);
+    else
+        plat_printf("  peak: unknown (%s); best measured at memory level (>= 4x LLC): %s\n", why, best);
+}
+
+/* Logical CPUs sharing the last-level cache, from the CPUID cache descriptor of that level (0: unknown, e.g.
+ * when the sizes are Nehalem's stand-ins). */
+static uint32_t llc_shared_by(const struct cpu_info *ci, const struct cache_sizes *cs)
+{
+    uint32_t by = 0;
+    for (size_t i = 0; ci && i < ci->n_caches && i < CPU_MAX_CACHES; i++) {
+        const struct cpu_cache *c = &ci->caches[i];
+        if (c->type != CPU_CACHE_INSTRUCTION && c->bytes == cs->llc && c->level >= 2)
+            by = MAX(by, c->shared_by);
+    }
+    return by;
 }
 
 void bench_bandwidth(void)
@@ -813,7 +926,8 @@ void bench_bandwidth(void)
     const struct cpu_info *ci = plat_cpuinfo();
     struct cache_sizes cs;
     cache_sizes_or_nehalem(ci, &cs);
-    C = (struct bw_ctx){.quick = cfg->quick, .hz = plat_tsc_hz(), .l1 = cs.l1, .l2 = cs.l2, .llc = cs.llc};
+    C = (struct bw_ctx){.quick = cfg->quick, .hz = plat_tsc_hz(), .l1 = cs.l1, .l2 = cs.l2, .llc = cs.llc,
+                        .llc_shared_by = llc_shared_by(ci, &cs)};
     pm_opts_profile(&C.po);
     if (C.quick)
         C.po.min_samples = 3; /* memory-level passes are long under emulation */
@@ -832,22 +946,33 @@ void bench_bandwidth(void)
             plat_printf("  %s kernels not used: %s\n", bw_isa_name((enum bw_isa)i), why);
     }
 
-    /* The memory-level working set: 4x the LLC, at least 64 MiB (quick: 2x, at least 16 MiB: a smoke test),
-     * within what the platform can give. */
-    uint64_t dram_ws = C.quick ? MAX(2 * C.llc, MiB(16)) : MAX(4 * C.llc, MiB(64));
-    dram_ws = MIN(dram_ws, GiB(1));
+    /* The memory-level working set: 4x the LLC for every kernel (bw_ws_covering), at least 64 MiB (quick:
+     * 16 MiB), within what the platform can give: halved until the buffer fits half of what can be
+     * allocated, and capped by max_bytes. Below 4x the LLC the run has no memory-level point, and says why. */
+    uint64_t mem_min = bw_ws_covering(BW_MEMORY_LLC_FACTOR * C.llc);
+    uint64_t dram_ws = MAX(mem_min, C.quick ? MiB(16) : MiB(64));
     struct plat_cpu me;
     int node = plat_cpu(0, &me) ? me.node : -1;
     uint64_t lim = plat_alloc_limit(node);
+    const char *limit = NULL;
     while (dram_ws > KiB(64) && tbuf_bytes(dram_ws) > lim / 2)
-        dram_ws /= 2;
+        dram_ws /= 2, limit = "free memory (the buffer must fit half of what can be allocated)";
     if (cfg->max_bytes && dram_ws > cfg->max_bytes)
-        dram_ws = MAX(ALIGN_DOWN(cfg->max_bytes, KiB(4)), KiB(4));
+        dram_ws = MAX(ALIGN_DOWN(cfg->max_bytes, KiB(4)), KiB(4)), limit = "max_bytes";
     C.mt_total = dram_ws;
-    char txt[24];
-    plat_printf("  caches L1 %lu KiB, L2 %lu KiB, LLC %lu KiB; memory-level working set %s; tsc %lu Hz\n",
-                (unsigned long)(C.l1 >> 10), (unsigned long)(C.l2 >> 10), (unsigned long)(C.llc >> 10),
-                size_text(dram_ws, txt, sizeof(txt)), (unsigned long)C.hz);
+    char txt[24], llc_txt[24];
+    size_text(dram_ws, txt, sizeof(txt));
+    size_text(BW_MEMORY_LLC_FACTOR * C.llc, llc_txt, sizeof(llc_txt));
+    if (dram_ws < BW_MEMORY_LLC_FACTOR * C.llc)
+        fmt_snprintf(C.no_memory, sizeof(C.no_memory),
+                     "no memory-level point: the largest working set (%s, limited by %s) is below 4x the LLC (%s)", txt,
+                     limit ? limit : "the profile", llc_txt);
+    plat_printf("  caches L1 %lu KiB, L2 %lu KiB, LLC %lu KiB; memory level from 4x LLC (%s); largest working set %s; "
+                "tsc %lu Hz\n",
+                (unsigned long)(C.l1 >> 10), (unsigned long)(C.l2 >> 10), (unsigned long)(C.llc >> 10), llc_txt, txt,
+                (unsigned long)C.hz);
+    if (C.no_memory[0])
+        plat_printf("  %s\n", C.no_memory);
 
     struct bw_tbuf t0 = {0};
     if (tbuf_alloc(&t0, dram_ws, node, "bandwidth sweep") != 0) {
@@ -866,10 +991,9 @@ void bench_bandwidth(void)
     uint64_t floor = C.quick ? MiB(8) : MAX(MiB(16), 4 * C.l2);
     if (ncpu > 1) {
         scaling(ncpu, true, floor);
-        bool multi_pkg = false;
         for (size_t i = 1; i < ncpu; i++)
-            multi_pkg |= cpus[i].package != cpus[0].package;
-        if (multi_pkg)
+            C.multi_package |= cpus[i].package != cpus[0].package;
+        if (C.multi_package)
             scaling(ncpu, false, floor);
     }
     if (plat_node_count() > 1 && ncpu > 1)

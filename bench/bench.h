@@ -1,4 +1,4 @@
-/* bench.h - the benchmark registry: each benchmark is a table entry plus a run function. */
+/* bench.h - the benchmark registry and runner, one table for the UEFI image and the hosted runner: a new benchmark is one row. */
 #ifndef PMB_BENCH_H
 #define PMB_BENCH_H
 
@@ -7,14 +7,16 @@
 struct bench_desc {
     const char *name;  /* as used in config bench= */
     const char *what;  /* one line for the banner and docs */
-    void (*run)(void);
+    void (*run)(void); /* NULL where this program lacks it: an image-only row in the hosted runner */
+    bool image_only;   /* needs the UEFI kernel: timer (the kernel's own TSC path) and pmu (the PMU's MSRs) */
 };
 
-/* Parses a comma-separated list ("all", "none" or names). Returns 0, or -1 with a one-line error. */
+/* Every benchmark in run order, the image-only ones included; *n gets the count. */
+const struct bench_desc *bench_registry(size_t *n);
+/* Parses a comma-separated list ("all", "none" or names) against the rows this program can run ("all":
+ * every one of them). Returns 0, or -1 with a one-line error. */
 int bench_select(const char *list, char *err, size_t errlen);
-/* Runs the selected benchmarks in table order, each between `bench` start/finish progress lines. */
+/* Runs the selected benchmarks in table order, each between "== bench" start/finish text lines. */
 void bench_run_selected(void);
-size_t bench_count(void);
-const struct bench_desc *bench_get(size_t i);
 
 #endif

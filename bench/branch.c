@@ -236,7 +236,7 @@ static double pmu_misp(pm_loop_fn fn, void *arg, uint64_t iters, const char **ev
     struct br_count_arg c = {fn, arg, iters};
     char why[128];
     *event = NULL;
-    if (!ca_counter_hook(NULL) || ca_count(&ev, 1, br_count_run, &c, why, sizeof(why)) != 1 || !ev.used)
+    if (!ca_can_count(NULL) || ca_count(&ev, 1, br_count_run, &c, why, sizeof(why)) != 1 || !ev.used)
         return __builtin_nan("");
     *event = ev.used;
     return (double)ev.count / (double)iters;
@@ -308,7 +308,7 @@ static double measure_penalty(const char **method_out)
         penalty = (rr.cycles - rp.cycles) / 0.5;
         fmt_snprintf(method, sizeof(method), "known_random_fraction: (cycles_random - cycles_predictable) / 0.5 "
                                              "(LFSR x^32+x^22+x^2+x+1 bits: half mispredict)%s",
-                     ca_counter_hook(NULL) ? "; the PMU mispredict count was unusable" : "");
+                     ca_can_count(NULL) ? "; the PMU mispredict count was unusable" : "");
         rate_p = 0;
         rate_r = 0.5;
         rate_method = "known_random_fraction";

@@ -1,5 +1,6 @@
 /* bw_smbios.c - SMBIOS entry point validation and the type 17 (Memory Device) walk; pure, host-tested. */
 #include "bench/bw_smbios.h"
+#include "kernel/fmt.h"
 
 static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static uint32_t rd32(const uint8_t *p) { return (uint32_t)rd16(p) | ((uint32_t)rd16(p + 2) << 16); }
@@ -78,17 +79,22 @@ void smbios_string(const uint8_t *s, const uint8_t *end, uint8_t n, char *dst, s
     }
 }
 
+/* Type 16 field offsets (DSP0134 7.17, Table 72). */
+#define T16_USE 0x05               /* 2.1 */
+#define T16_NUMBER_OF_DEVICES 0x0D /* 2.1: slots or sockets for devices in this array */
+
 /* Type 17 field offsets (DSP0134 7.18, Table 75) and the spec version that added each. */
-#define T17_TOTAL_WIDTH 0x08 /* 2.1 */
+#define T17_ARRAY_HANDLE 0x04 /* 2.1 */
+#define T17_TOTAL_WIDTH 0x08  /* 2.1 */
 #define T17_DATA_WIDTH 0x0A
 #define T17_SIZE 0x0C
 #define T17_DEVICE_LOCATOR 0x10
 #define T17_BANK_LOCATOR 0x11
 #define T17_MEMORY_TYPE 0x12
-#define T17_SPEED 0x15           /* 2.3 */
-#define T17_EXTENDED_SIZE 0x1C   /* 2.7 */
-#define T17_CONFIGURED_SPEED 0x20 /* 2.7 ("Configured Memory Clock Speed", renamed in 3.2; MT/s) */
-#define T17_EXTENDED_SPEED 0x54  /* 3.3 */
+#define T17_SPEED 0x15                     /* 2.3 */
+#define T17_EXTENDED_SIZE 0x1C             /* 2.7 */
+#define T17_CONFIGURED_SPEED 0x20          /* 2.7 ("Configured Memory Clock Speed", renamed in 3.2; MT/s) */
+#define T17_EXTENDED_SPEED 0x54            /* 3.3 */
 #define T17_EXTENDED_CONFIGURED_SPEED 0x58 /* 3.3 */
 
 static uint16_t width(uint16_t w) { return w == 0xFFFF ? 0 : w; }
@@ -109,6 +115,8 @@ static void decode_t17(const uint8_t *s, const uint8_t *end, struct smbios_dimm 
     uint8_t len = s[1];
     *d = (struct smbios_dimm){0};
     d->handle = rd16(s + 2);
+    if (len >= T17_ARRAY_HANDLE + 2)
+        d->array_handle = rd16(s + T17_ARRAY_HANDLE);
     if (len >= T17_DATA_WIDTH + 2) {
         d->total_width = width(rd16(s + T17_TOTAL_WIDTH));
         d->data_width = width(rd16(s + T17_DATA_WIDTH));
@@ -151,6 +159,11 @@ int smbios_mem_parse(const void *table, size_t len, struct smbios_mem *out)
             return SMBIOS_ETRUNC;
         const uint8_t *next = q + 2;
         out->structures++;
+        if (p[0] == SMBIOS_TYPE_PHYSICAL_MEMORY_ARRAY && p[1] >= T16_NUMBER_OF_DEVICES + 2 &&
+            p[T16_USE] == SMBIOS_ARRAY_USE_SYSTEM) {
+            out->arrays++;
+            out->slots += rd16(p + T16_NUMBER_OF_DEVICES);
+        }
         if (p[0] == SMBIOS_TYPE_MEMORY_DEVICE) {
             struct smbios_dimm d;
             decode_t17(p, next, &d);
@@ -190,43 +203,261 @@ const char *smbios_mem_type_name(uint8_t type)
     }
 }
 
-bool smbios_peak(const struct smbios_mem *m, struct smbios_peak *out, const char **why)
+/* ---- channels from the locator strings (the parser documented in bw_smbios.h) ------------------------------- */
+
+static bool is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+static bool is_sep(char c) { return c == ' ' || c == '_' || c == '-'; }
+
+/* What one locator string names; -1 / "" when not named. */
+struct loc_scan {
+    char chan_kw[8];   /* CHANNEL<id> */
+    char chan_dimm[8]; /* DIMM<L><n>: L */
+    int socket, node, controller, slot;
+};
+
+/* Keyword kw at u[i], starting a word (not preceded by a letter). */
+static bool kw_at(const char *u, size_t i, const char *kw)
 {
-    const char *w = NULL;
-    *out = (struct smbios_peak){0};
-    if (!m || !m->devices)
-        w = "SMBIOS lists no memory devices (type 17)";
-    bool any_populated = false, used_max = false;
-    for (uint32_t i = 0; !w && i < m->kept; i++) {
-        const struct smbios_dimm *d = &m->dimm[i];
-        if (!d->size_bytes && !d->size_unknown)
-            continue;
-        any_populated = true;
-        uint32_t mts = d->configured_mts ? d->configured_mts : d->speed_mts;
-        if (!mts || !d->data_width)
-            continue;
-        used_max |= !d->configured_mts;
-        out->bytes_per_s += (double)mts * 1e6 * (double)d->data_width / 8.0;
-        if (!out->dimms++) {
-            out->mts = mts;
-            out->data_width = d->data_width;
-            out->type = d->type;
+    return (i == 0 || !is_alpha(u[i - 1])) && !strncmp(u + i, kw, strlen(kw));
+}
+
+/* A number at p, after one optional separator; -1 when there is none. */
+static int number_at(const char *p)
+{
+    if (is_sep(*p) && kl_isdigit(p[1]))
+        p++;
+    if (!kl_isdigit(*p))
+        return -1;
+    int v = 0;
+    for (; kl_isdigit(*p); p++)
+        v = v < 100000 ? v * 10 + (*p - '0') : v;
+    return v;
+}
+
+static void set_once(int *dst, int v)
+{
+    if (*dst < 0 && v >= 0)
+        *dst = v;
+}
+
+static void scan_locator(const char *s, struct loc_scan *o)
+{
+    char u[SMBIOS_STR_MAX];
+    size_t n = 0;
+    for (; s && s[n] && n + 1 < sizeof(u); n++)
+        u[n] = (s[n] >= 'a' && s[n] <= 'z') ? (char)(s[n] - 32) : s[n];
+    u[n] = 0;
+    *o = (struct loc_scan){.socket = -1, .node = -1, .controller = -1, .slot = -1};
+    for (size_t i = 0; i < n; i++) {
+        if (kw_at(u, i, "CHANNEL")) {
+            const char *p = u + i + 7;
+            if (is_sep(*p))
+                p++;
+            if (o->chan_kw[0])
+                continue;
+            if (is_alpha(*p) && !is_alpha(p[1])) {
+                o->chan_kw[0] = *p;
+            } else {
+                for (size_t k = 0; kl_isdigit(p[k]) && k + 1 < sizeof(o->chan_kw); k++)
+                    o->chan_kw[k] = p[k];
+            }
+        } else if (kw_at(u, i, "CONTROLLER")) {
+            set_once(&o->controller, number_at(u + i + 10));
+        } else if (kw_at(u, i, "SOCKET")) {
+            set_once(&o->socket, number_at(u + i + 6));
+        } else if (kw_at(u, i, "PROCESSOR")) {
+            set_once(&o->socket, number_at(u + i + 9));
+        } else if (kw_at(u, i, "PROC")) {
+            set_once(&o->socket, number_at(u + i + 4));
+        } else if (kw_at(u, i, "CPU")) {
+            set_once(&o->socket, number_at(u + i + 3));
+        } else if (kw_at(u, i, "NODE")) {
+            set_once(&o->node, number_at(u + i + 4));
+        } else if (kw_at(u, i, "DIMM")) {
+            const char *p = u + i + 4;
+            if (is_sep(*p) && (is_alpha(p[1]) || kl_isdigit(p[1])))
+                p++;
+            if (is_alpha(*p) && kl_isdigit(p[1])) {
+                if (!o->chan_dimm[0])
+                    o->chan_dimm[0] = *p;
+                set_once(&o->slot, number_at(p + 1));
+            } else {
+                set_once(&o->slot, number_at(p));
+            }
+        } else if (u[i] == 'P' && (i == 0 || !is_alpha(u[i - 1])) && kl_isdigit(u[i + 1])) {
+            /* P<n> as a word of its own ("P0_Node0", "P1-DIMMA1", "P0 CHANNEL A"), not "P2P" */
+            size_t k = i + 1;
+            while (kl_isdigit(u[k]))
+                k++;
+            if (!is_alpha(u[k]))
+                set_once(&o->socket, number_at(u + i + 1));
         }
     }
-    if (!w && !any_populated)
-        w = "SMBIOS type 17: no populated memory device";
-    else if (!w && !out->dimms)
-        w = "SMBIOS type 17: no populated device gives both a speed and a data width";
-    if (w) {
-        *out = (struct smbios_peak){0};
-        if (why)
-            *why = w;
+}
+
+bool smbios_channel_parse(const char *bank, const char *locator, struct smbios_chan_id *out)
+{
+    struct loc_scan b, l;
+    scan_locator(bank, &b);
+    scan_locator(locator, &l);
+    const struct loc_scan *c = NULL;
+    const char *id = NULL;
+    *out = (struct smbios_chan_id){.socket = -1, .node = -1, .controller = -1, .slot = -1};
+    if (b.chan_kw[0])
+        c = &b, id = b.chan_kw;
+    else if (l.chan_kw[0])
+        c = &l, id = l.chan_kw;
+    else if (l.chan_dimm[0])
+        c = &l, id = l.chan_dimm;
+    else if (b.chan_dimm[0])
+        c = &b, id = b.chan_dimm;
+    if (!c)
         return false;
+    const struct loc_scan *o = c == &b ? &l : &b;
+    out->ok = true;
+    out->from = c == &b ? "bank locator" : "device locator";
+    memcpy(out->channel, id, sizeof(out->channel));
+    out->socket = c->socket >= 0 ? c->socket : o->socket;
+    out->node = c->node >= 0 ? c->node : o->node;
+    out->controller = c->controller >= 0 ? c->controller : o->controller;
+    out->slot = c->slot >= 0 ? c->slot : o->slot;
+    return true;
+}
+
+static bool same_channel(const struct smbios_chan_id *a, const struct smbios_chan_id *b)
+{
+    return a->socket == b->socket && a->node == b->node && a->controller == b->controller &&
+           !strcmp(a->channel, b->channel);
+}
+
+/* ---- the peak ---------------------------------------------------------------------------------------------- */
+
+static bool peak_fail(struct smbios_peak *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool peak_fail(struct smbios_peak *out, const char *fmt, ...)
+{
+    char why[sizeof(out->why)];
+    va_list ap;
+    va_start(ap, fmt);
+    fmt_vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    *out = (struct smbios_peak){0};
+    memcpy(out->why, why, sizeof(why));
+    return false;
+}
+
+static bool populated(const struct smbios_dimm *d) { return d->size_bytes || d->size_unknown; }
+static uint32_t dimm_mts(const struct smbios_dimm *d) { return d->configured_mts ? d->configured_mts : d->speed_mts; }
+
+bool smbios_peak(const struct smbios_mem *m, struct smbios_peak *out)
+{
+    *out = (struct smbios_peak){0};
+    if (!m || !m->devices)
+        return peak_fail(out, "SMBIOS lists no memory devices (type 17)");
+    const struct smbios_dimm *use[SMBIOS_MAX_DIMMS];
+    uint32_t n = 0, incomplete = 0, populated_n = 0;
+    for (uint32_t i = 0; i < m->kept; i++) {
+        const struct smbios_dimm *d = &m->dimm[i];
+        if (!populated(d))
+            continue;
+        populated_n++;
+        if (!dimm_mts(d) || !d->data_width)
+            incomplete++;
+        else
+            use[n++] = d;
     }
-    out->method = used_max ? "smbios17: sum of max-capable speed x data width (configured speed not given), "
-                             "one DIMM per channel assumed"
-                           : "smbios17: sum of configured speed x data width, one DIMM per channel assumed";
-    if (why)
-        *why = "";
+    if (!populated_n)
+        return peak_fail(out, "SMBIOS type 17: no populated memory device");
+    if (!n)
+        return peak_fail(out, "SMBIOS type 17: no populated device gives both a speed and a data width");
+    if (incomplete)
+        return peak_fail(out, "SMBIOS type 17: %u of %u populated devices give no speed or no data width", incomplete,
+                         populated_n);
+    if (m->kept < m->devices)
+        return peak_fail(out, "SMBIOS lists %u memory devices, more than the %u this parser keeps", m->devices,
+                         m->kept);
+
+    /* Channel of each device: ch[i] indexes chan[]. */
+    static struct smbios_chan_id id[SMBIOS_MAX_DIMMS], chan[SMBIOS_MAX_DIMMS]; /* off the (small) kernel stack */
+    uint32_t ch[SMBIOS_MAX_DIMMS], per_chan[SMBIOS_MAX_DIMMS] = {0}, width[SMBIOS_MAX_DIMMS] = {0};
+    uint32_t nch = 0;
+    if (n == 1) {
+        id[0] = (struct smbios_chan_id){.ok = true, .socket = -1, .node = -1, .controller = -1, .slot = -1};
+        out->channel_method = "one populated device: one channel";
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            if (!smbios_channel_parse(use[i]->bank, use[i]->locator, &id[i]))
+                return peak_fail(out,
+                                 "channels unknown: device locator \"%s\" / bank locator \"%s\" names no memory "
+                                 "channel (one DIMM per channel is not assumed)",
+                                 use[i]->locator, use[i]->bank);
+        out->channel_method = "distinct channels named by the type 17 locator strings (bw_smbios.h parser)";
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = 0;
+        while (c < nch && !same_channel(&chan[c], &id[i]))
+            c++;
+        if (c == nch)
+            chan[nch++] = id[i];
+        for (uint32_t k = 0; k < i; k++)
+            if (ch[k] == c && id[i].slot >= 0 && id[k].slot == id[i].slot)
+                return peak_fail(out,
+                                 "channels unknown: devices \"%s\" / \"%s\" and \"%s\" / \"%s\" name the same channel "
+                                 "and slot",
+                                 use[k]->locator, use[k]->bank, use[i]->locator, use[i]->bank);
+        ch[i] = c;
+        per_chan[c]++;
+        width[c] = width[c] ? MIN(width[c], use[i]->data_width) : use[i]->data_width;
+    }
+    if (m->slots && nch > m->slots)
+        return peak_fail(out, "channels unknown: the locators name %u channels, type 16 has %u slots", nch, m->slots);
+
+    /* One memory clock: the slowest device's speed. */
+    out->mts = UINT32_MAX;
+    out->mts_configured = true;
+    for (uint32_t i = 0; i < n; i++) {
+        out->mts = MIN(out->mts, dimm_mts(use[i]));
+        out->mts_configured &= use[i]->configured_mts != 0;
+    }
+    bool equal_width = true;
+    out->data_width = width[0];
+    for (uint32_t c = 0; c < nch; c++) {
+        out->bytes_per_s += (double)out->mts * 1e6 * (double)width[c] / 8.0;
+        out->max_dimms_per_channel = MAX(out->max_dimms_per_channel, per_chan[c]);
+        equal_width &= width[c] == width[0];
+        out->data_width = MIN(out->data_width, width[c]);
+    }
+    out->dimms = n;
+    out->channels = nch;
+    out->type = use[0]->type;
+
+    /* Sockets: only when every device names one; per-socket peak when they are alike. */
+    int sock[SMBIOS_MAX_DIMMS];
+    double sock_bw[SMBIOS_MAX_DIMMS] = {0};
+    uint32_t ns = 0;
+    bool named = true;
+    for (uint32_t c = 0; c < nch; c++)
+        named &= chan[c].socket >= 0;
+    for (uint32_t c = 0; named && c < nch; c++) {
+        uint32_t s = 0;
+        while (s < ns && sock[s] != chan[c].socket)
+            s++;
+        if (s == ns)
+            sock[ns++] = chan[c].socket;
+        sock_bw[s] += (double)out->mts * 1e6 * (double)width[c] / 8.0;
+    }
+    if (named) {
+        out->sockets = ns;
+        bool alike = true;
+        for (uint32_t s = 1; s < ns; s++)
+            alike &= sock_bw[s] == sock_bw[0];
+        if (alike)
+            out->per_socket_bytes_per_s = sock_bw[0];
+    }
+    if (equal_width)
+        fmt_snprintf(out->formula, sizeof(out->formula), "%u channels x %u MT/s x %u bits / 8", nch, out->mts,
+                     out->data_width);
+    else
+        fmt_snprintf(out->formula, sizeof(out->formula),
+                     "sum over %u channels of %u MT/s x the channel's data width / 8", nch, out->mts);
     return true;
 }

@@ -1,4 +1,4 @@
-/* cycle_accounting.c - penalties of this run, sum of P_i x N_i, the counting hook and the cycle_accounting record. */
+/* cycle_accounting.c - penalties of this run, sum of P_i x N_i, event counting over the PMU's API and the cycle_accounting record. */
 #include "bench/cycle_accounting.h"
 #include "bench/branch.h"
 #include "bench/bw_kernels.h"
@@ -7,10 +7,7 @@
 #include "bench/platform.h"
 #include "measure/rand.h"
 #include "kernel/fmt.h"
-#ifndef PMB_HOST
-#include "pmu/counting.h" /* the PMU glue at the end: UEFI image only */
-#include "pmu/pmu.h"
-#endif
+#include "pmu/pmu_bench_api.h"
 
 /* ---- penalties -------------------------------------------------------------------------------------- */
 
@@ -171,48 +168,14 @@ void ca_print(ca_print_fn print, const char *bench, const struct ca_result *r, c
 
 /* ---- counting ------------------------------------------------------------------------------------------ */
 
-static const struct ca_counter_hook *hook;
-static bool glue_tried;
-static void ca_pmu_glue(void);
-static char hook_reason[160] = "no PMU counting hook installed (the PMU glue did not register one)";
-
-void ca_set_counter_hook(const struct ca_counter_hook *h, const char *reason)
-{
-    hook = h;
-    glue_tried = true; /* an explicit choice: no automatic glue afterwards */
-    if (!h && reason)
-        fmt_snprintf(hook_reason, sizeof(hook_reason), "%s", reason);
-}
-
-const struct ca_counter_hook *ca_counter_hook(const char **why)
-{
-    if (!hook && !glue_tried) {
-        glue_tried = true;
-        ca_pmu_glue();
-    }
-    if (!hook && why)
-        *why = hook_reason;
-    return hook;
-}
-
-/* Whether the hook accepts spec on its own. */
-static bool accepts(const char *spec)
-{
-    if (hook->accepts)
-        return hook->accepts(spec);
-    char why[128];
-    uint64_t dummy;
-    if (hook->start(&spec, 1, why, sizeof(why)) != 0)
-        return false;
-    hook->stop(&dummy, 1);
-    return true;
-}
+bool ca_can_count(const char **why) { return pmu_count_max_events(why) != 0; }
 
 int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char *why, size_t whylen)
 {
-    ca_counter_hook(NULL); /* installs the PMU glue on first use */
-    if (!hook || !hook->start || !hook->stop) {
-        fmt_snprintf(why, whylen, "%s", hook_reason);
+    const char *no;
+    unsigned group = pmu_count_max_events(&no);
+    if (!group) {
+        fmt_snprintf(why, whylen, "%s", no);
         return -1;
     }
     if (n > CA_MAX_EVENTS || !fn) {
@@ -225,7 +188,7 @@ int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char 
         ev[i].used = NULL;
         ev[i].count = 0;
         for (const char *const *c = ev[i].candidates; c && *c; c++)
-            if (accepts(*c)) {
+            if (pmu_count_accepts(*c)) {
                 ev[i].used = *c;
                 specs[m] = *c;
                 idx[m++] = i;
@@ -236,21 +199,16 @@ int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char 
         fmt_snprintf(why, whylen, "none of the events is countable on this PMU");
         return -1;
     }
-    unsigned group = hook->max_events ? hook->max_events : 1;
     int counted = 0;
     for (size_t g = 0; g < m; g += group) {
         unsigned k = (unsigned)MIN((size_t)group, m - g);
         uint64_t counts[CA_MAX_EVENTS];
         char w[128];
-        if (hook->start(&specs[g], k, w, sizeof(w)) != 0) {
+        enum pmu_count_status st = pmu_count_around(&specs[g], k, fn, arg, counts, w, sizeof(w));
+        if (st == PMU_COUNT_REFUSED) {
             /* The group does not fit together: one event per run instead. */
             for (unsigned e = 0; e < k; e++) {
-                if (hook->start(&specs[g + e], 1, w, sizeof(w)) != 0) {
-                    ev[idx[g + e]].used = NULL;
-                    continue;
-                }
-                fn(arg);
-                if (hook->stop(&counts[0], 1) != 0) {
+                if (pmu_count_around(&specs[g + e], 1, fn, arg, &counts[0], w, sizeof(w)) != PMU_COUNT_OK) {
                     ev[idx[g + e]].used = NULL;
                     continue;
                 }
@@ -259,8 +217,7 @@ int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char 
             }
             continue;
         }
-        fn(arg);
-        if (hook->stop(counts, k) != 0) {
+        if (st != PMU_COUNT_OK) {
             for (unsigned e = 0; e < k; e++)
                 ev[idx[g + e]].used = NULL;
             continue;
@@ -432,7 +389,7 @@ static void *ca_chain(struct plat_buf *b, uint64_t bytes, enum chain_mode mode, 
 void bench_cycle_accounting(void)
 {
     const char *why;
-    if (!ca_counter_hook(&why)) {
+    if (!ca_can_count(&why)) {
         for (size_t i = 0; i < ARRAY_SIZE(ca_workloads); i++)
             unavailable(ca_workloads[i], why);
         return;
@@ -494,74 +451,3 @@ void bench_cycle_accounting(void)
     }
     plat_free(&b);
 }
-
-/* ---- the PMU glue (UEFI image only) -------------------------------------------------------------------------------- */
-
-#ifndef PMB_HOST
-/* The hook over pmu/counting.h: one counting set, one group, per start/stop. */
-static struct pmu_counting glue_pc, glue_probe;
-
-static bool glue_accepts(const char *spec)
-{
-    return pmu_counting_prepare(&glue_probe, spec, "probe") == PMU_COUNTING_OK && glue_probe.valid &&
-           glue_probe.nev == 1;
-}
-
-static int glue_start(const char *const *specs, unsigned n, char *why, size_t whylen)
-{
-    char list[768];
-    size_t o = 0;
-    list[0] = 0;
-    for (unsigned i = 0; i < n && o < sizeof(list); i++)
-        o += (size_t)fmt_snprintf(list + o, sizeof(list) - o, "%s%s", i ? "," : "", specs[i]);
-    if (o >= sizeof(list)) {
-        fmt_snprintf(why, whylen, "event list too long");
-        return -1;
-    }
-    int st = pmu_counting_prepare(&glue_pc, list, "cycle_accounting");
-    if (st != PMU_COUNTING_OK || !glue_pc.valid) {
-        fmt_snprintf(why, whylen, "%s", glue_pc.err[0] ? glue_pc.err : glue_pc.why ? glue_pc.why : "not countable");
-        return -1;
-    }
-    if (glue_pc.ngroups != 1 || glue_pc.nev != n) {
-        fmt_snprintf(why, whylen, "%u events need %u counter groups", n, glue_pc.ngroups);
-        return -1;
-    }
-    return pmu_counting_begin(&glue_pc, 0) == 0 ? 0 : -1;
-}
-
-static int glue_stop(uint64_t *counts, unsigned n)
-{
-    pmu_counting_end(&glue_pc, 0);
-    for (unsigned i = 0; i < n; i++) {
-        if (i >= glue_pc.nev || !glue_pc.measured[i] || glue_pc.overflowed[i])
-            return -1;
-        counts[i] = glue_pc.value[i];
-    }
-    return 0;
-}
-
-static struct ca_counter_hook glue_hook = {
-    .accepts = glue_accepts,
-    .start = glue_start,
-    .stop = glue_stop,
-    .method = "pmu/counting.h: the events programmed as one counter group around the region",
-};
-
-static void ca_pmu_glue(void)
-{
-    const char *why = NULL;
-    if (!pmu_may_program(PMU_FEAT_COUNTING, &why) || !pmu_figures_valid(PMU_FEAT_COUNTING, &why)) {
-        fmt_snprintf(hook_reason, sizeof(hook_reason), "PMU: %s", why ? why : "not usable");
-        return;
-    }
-    glue_hook.max_events = PMU.caps.gp_counters ? PMU.caps.gp_counters : 2;
-    hook = &glue_hook;
-}
-#else
-static void ca_pmu_glue(void)
-{
-    fmt_snprintf(hook_reason, sizeof(hook_reason), "%s",
-                 "hosted runner: the PMU belongs to the OS (no event counting)");
-}
-#endif

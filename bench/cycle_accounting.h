@@ -1,4 +1,4 @@
-/* cycle_accounting.h - the guide's stall decomposition (sum of P_i x N_i with this run's penalties), the PMU counting hook it and the other benchmarks count events through, and its record. */
+/* cycle_accounting.h - the guide's stall decomposition (sum of P_i x N_i with this run's penalties), the event counting it and the other benchmarks use, and its record. */
 #ifndef PMB_BENCH_CYCLE_ACCOUNTING_H
 #define PMB_BENCH_CYCLE_ACCOUNTING_H
 
@@ -85,35 +85,21 @@ typedef void (*ca_print_fn)(const char *fmt, ...) __attribute__((format(printf, 
 /* The human-readable table of one decomposition. */
 void ca_print(ca_print_fn print, const char *bench, const struct ca_result *r, const struct ca_term *t, size_t n);
 
-/* ---- event counting: the hook the PMU code installs ------------------------------------------------ */
+/* ---- event counting, through pmu/pmu_bench_api.h ---------------------------------------------------- */
 
 /*
- * Counting events around a region on the calling CPU. In the UEFI image the PMU glue at the end of
- * cycle_accounting.c (ca_pmu_glue, over pmu/counting.h) installs itself on first use when the PMU may be
- * programmed and its figures are measurements; the Linux runner and QEMU TCG have none, and everything
- * that needs counts then reports "unavailable" with the reason. Tests install fakes with ca_set_counter_hook.
- *   accepts: whether one specifier (pmu_event_parse syntax) can be counted here; nothing is programmed.
- *   start:   program and enable the events on the calling CPU, counts zeroed. 0, or -1 with a one-line reason
- *            (too many events for one group, no counter fits).
- *   stop:    disable them and store the n counts in order. 0 or -1.
- * Only the benchmark's own CPU calls it, with no record open (the glue emits pmu_measure records).
+ * The benchmarks count events around a region on the calling CPU through the PMU's link-time API
+ * (pmu_count_*). In the UEFI image that programs counter groups when the PMU may be programmed and its
+ * figures are measurements; the Linux runner and QEMU TCG have none, and everything that needs counts then
+ * reports "unavailable" with the reason. Unit tests link tests/unit/fake_pmu.c instead. Only the
+ * benchmark's own CPU counts, with no record open (the PMU code emits pmu_measure records).
  */
-struct ca_counter_hook {
-    unsigned max_events; /* events one start() should be given at once */
-    bool (*accepts)(const char *spec);
-    int (*start)(const char *const *specs, unsigned n, char *why, size_t whylen);
-    int (*stop)(uint64_t *counts, unsigned n);
-    const char *method; /* e.g. "pmu/counting.h: one counter group around the region" */
-};
 
-/* Installs h (NULL uninstalls; the struct must outlive the run). When h is NULL, `reason` says why no
- * counting is possible (copied; e.g. "no PMU: QEMU TCG"). */
-void ca_set_counter_hook(const struct ca_counter_hook *h, const char *reason);
-/* The hook, or NULL with *why (optional) set to the reason. */
-const struct ca_counter_hook *ca_counter_hook(const char **why);
+/* Whether events can be counted in this run; else *why (optional) says why. */
+bool ca_can_count(const char **why);
 
 /* One event to count: the first of `candidates` (NULL-terminated specifier list, one per PMU family: the
- * names differ between Intel models and AMD) that the hook accepts is used. */
+ * names differ between Intel models and AMD) that the PMU accepts is used. */
 #define CA_MAX_EVENTS 16
 struct ca_event {
     const char *const *candidates;
@@ -122,9 +108,9 @@ struct ca_event {
 };
 
 /* Counts the events around fn(arg): each event resolved to its first accepted candidate, then fn runs once
- * per group of at most max_events events (fn must do the same work every time). Returns the number of
- * events counted (those with used != NULL), or -1 with *why set when there is no hook or nothing could be
- * counted. */
+ * per group of at most pmu_count_max_events events (fn must do the same work every time); a group the PMU
+ * refuses is counted one event per run instead. Returns the number of events counted (those with used !=
+ * NULL), or -1 with *why set when nothing can be counted in this run or nothing could be counted. */
 int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char *why, size_t whylen);
 
 /* Candidate lists shared by the benchmarks. */

@@ -1,10 +1,10 @@
 /* lat_common.c - units, options, chains, placement jobs and the one-pass protocol shared by the latency benchmarks. */
 #include "bench/lat_common.h"
-#include "bench/latency.h"
 #include "kernel/fmt.h"
 #include "measure/engine.h"
 #include "measure/stats_json.h"
 #include "measure/timing.h"
+#include "pmu/pmu_bench_api.h"
 
 static double samples[LAT_MAX_SAMPLES];
 
@@ -76,22 +76,22 @@ void lat_chase_opts(struct chase_opts *o)
     o->target_ci = meas_ci_target(cfg->quick);
 }
 
-/* Reads the hook's counter and the TSC side by side. */
-static bool counter_read(const struct latency_cycle_counter *c, uint64_t *cyc, uint64_t *tsc)
+/* Reads the PMU's core-cycle counter (when `use`) and the TSC side by side. */
+static bool counter_read(bool use, uint64_t *cyc, uint64_t *tsc)
 {
-    if (!c || !c->read || !c->read(cyc))
+    if (!use || !pmu_core_cycles_read(cyc))
         return false;
     *tsc = timing_rdtsc();
     return true;
 }
 
 /* Ratio from the counter deltas, or the platform's. */
-static double window_ratio(const struct latency_cycle_counter *c, bool ok0, uint64_t c0, uint64_t t0, const char **method)
+static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const char **method)
 {
     static char name[48];
     uint64_t c1, t1;
-    if (ok0 && counter_read(c, &c1, &t1) && c1 > c0 && t1 > t0) {
-        fmt_snprintf(name, sizeof(name), "fixed_counter:%s", c->method ? c->method : "hook");
+    if (ok0 && counter_read(use, &c1, &t1) && c1 > c0 && t1 > t0) {
+        fmt_snprintf(name, sizeof(name), "fixed_counter:%s", pmu_core_cycles_method());
         *method = name;
         return (double)(c1 - c0) / (double)(t1 - t0);
     }
@@ -103,12 +103,12 @@ int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r)
     struct chase_opts o;
     struct chase_result cr;
     lat_chase_opts(&o);
-    const struct latency_cycle_counter *hook = own_cpu ? latency_cycle_counter() : NULL;
+    bool counter = own_cpu && pmu_core_cycles_method(); /* read on the benchmark's own CPU only */
     uint64_t c0 = 0, t0 = 0;
-    bool ok0 = counter_read(hook, &c0, &t0);
+    bool ok0 = counter_read(counter, &c0, &t0);
     int rc = chase_measure(start, n, &o, samples, LAT_MAX_SAMPLES, &cr);
     const char *method;
-    double ratio = window_ratio(hook, ok0, c0, t0, &method);
+    double ratio = window_ratio(counter, ok0, c0, t0, &method);
     if (rc != CHASE_OK) {
         *r = (struct lat_result){0};
         return rc;
@@ -278,12 +278,12 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
         .budget_ticks = lat_budget_ticks(),
     };
 
-    const struct latency_cycle_counter *hook = latency_cycle_counter();
+    bool counter = pmu_core_cycles_method() != NULL;
     struct plat_cpu self;
-    if (hook && (!plat_cpu(0, &self) || self.id != p->measurer))
-        hook = NULL; /* the counter is only read on the benchmark's own CPU */
+    if (counter && (!plat_cpu(0, &self) || self.id != p->measurer))
+        counter = false; /* the counter is only read on the benchmark's own CPU */
     uint64_t c0 = 0, t0 = 0;
-    bool ok0 = counter_read(hook, &c0, &t0);
+    bool ok0 = counter_read(counter, &c0, &t0);
 
     struct meas_result m;
     if (meas_run(&spec, samples, LAT_MAX_SAMPLES, &m) != MEAS_OK) {
@@ -292,7 +292,7 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
         return -1;
     }
     const char *method;
-    double ratio = window_ratio(hook, ok0, c0, t0, &method);
+    double ratio = window_ratio(counter, ok0, c0, t0, &method);
     lat_result_from(r, samples, m.st.n, ratio, method);
     r->converged = m.converged;
     r->budget_hit = m.budget_hit;

@@ -4,6 +4,7 @@
 #include "measure/rand.h"
 #include "kernel/fmt.h"
 #include "bench/crosscheck.h"
+#include "measure/timing.h"
 
 #define NUMA_MAX 16 /* = ACPI_MAX_NODES */
 

@@ -7,6 +7,7 @@
 #include "measure/knee.h"
 #include "bench/lat_common.h"
 #include "measure/rand.h"
+#include "measure/timing.h"
 
 #define MAX_SERIES 4
 

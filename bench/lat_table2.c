@@ -3,12 +3,12 @@
  * loads over them (docs/latency.md "Table 2 rows"); L1 and DRAM rows are steady-state chases. */
 #include "bench/lat_table2.h"
 #include "bench/lat_common.h"
-#include "bench/latency.h"
 #include "measure/rand.h"
 #include "kernel/fmt.h"
 #include "bench/lat_sweep.h"
 #include "bench/crosscheck.h"
 #include "measure/stats_json.h"
+#include "pmu/pmu_bench_api.h"
 
 struct row_out {
     bool done, ok;
@@ -92,20 +92,17 @@ static struct json *measured(enum lat_row row, const char *method, const struct 
 static void pebs_check(enum lat_row row, uint32_t cpu, const void *lines, uint64_t bytes, size_t loads,
                        int (*replay)(void *), void *arg)
 {
-    latency_pebs_fn hook = latency_pebs_hook();
-    if (!hook)
+    if (!pmu_latency_pebs_available())
         return;
-    struct latency_pebs_ctx c = {
+    struct pmu_latency_pebs_ctx c = {
         .row = lat_rows[row].source,
         .cpu = cpu,
         .lines = lines,
         .bytes = bytes,
         .loads_per_replay = loads,
         .cycles = rows[row].r.cycles,
-        .replay = replay,
-        .arg = arg,
     };
-    hook(&c);
+    pmu_latency_pebs(&c, replay, arg);
 }
 
 /* ---- steady-state rows: L1 and DRAM ----------------------------------------------------------------- */
@@ -401,21 +398,30 @@ static void print_table(const struct env *e)
     plat_printf("Table 2 of the Intel Core i7 / Xeon 5500 performance analysis guide beside this machine "
                 "(measuring CPU %u; cycles via %s unless a row says otherwise)\n",
                 e->self.id, method);
-    plat_printf("  %-24s %-16s %9s %9s %8s %8s  %s\n", "source", "guide", "cycles", "ns", "spread", "", "how");
+    plat_printf("  %-24s %-16s %16s %18s %4s %-8s %s\n", "source", "guide", "cycles +-95% CI", "ns +-95% CI", "n",
+                "quality", "how");
     for (int i = 0; i < LAT_ROW_COUNT; i++) {
         const struct row_out *o = &rows[i];
         char ref[40];
         lat_ref_text(&lat_rows[i], ref, sizeof(ref));
-        if (!o->done)
-            plat_printf("  %-24s %-16s %9s\n", lat_rows[i].source, ref, "not run");
-        else if (!o->ok)
-            plat_printf("  %-24s %-16s %9s  %s\n", lat_rows[i].source, ref, "n/a", o->reason);
-        else
-            plat_printf("  %-24s %-16s %9.1f %9.2f %7.2f%% %8s  %s\n", lat_rows[i].source, ref, o->r.cycles,
-                        o->r.ns, 100 * o->r.tsc.spread, "", o->method);
+        if (!o->done) {
+            plat_printf("  %-24s %-16s %16s\n", lat_rows[i].source, ref, "not run");
+        } else if (!o->ok) {
+            plat_printf("  %-24s %-16s %16s  %s\n", lat_rows[i].source, ref, "unavailable", o->reason);
+        } else {
+            /* The CI in ticks, as half-widths around the median in both units (the larger side). */
+            const struct stats *t = &o->r.tsc;
+            double half = MAX(t->ci_hi - t->median, t->median - t->ci_lo);
+            double k_ns = o->r.ns / (t->median > 0 ? t->median : 1), k_cy = o->r.ratio;
+            char cy[32], ns[32];
+            fmt_snprintf(cy, sizeof(cy), "%.1f +-%.1f", o->r.cycles, half * k_cy);
+            fmt_snprintf(ns, sizeof(ns), "%.2f +-%.2f", o->r.ns, half * k_ns);
+            plat_printf("  %-24s %-16s %16s %18s %4lu %-8s %s\n", lat_rows[i].source, ref, cy, ns,
+                        (unsigned long)t->n, quality_name(o->r.v.q), o->method);
+        }
     }
-    plat_printf("  (spread: 1.4826 MAD / median of the samples; how each row placed its lines: the "
-                "\"placement\" field of its data_source record, docs/latency.md)\n");
+    plat_printf("  (+-: half-width of the distribution-free 95 %% CI of the median; quality and cross-checks: "
+                "docs/measurement.md; how each row placed its lines: its data_source record's \"placement\")\n");
 }
 
 /* Each row the sweep also measured, against the plateau of the sweep's reference series (random chase,

@@ -1,6 +1,7 @@
 /* penalty.c - the timed-loop protocol and the penalty measurements: each a small loop whose latency, or
  * difference to a baseline loop, is one P_i of the guide's stall decomposition. */
 #include "bench/penalty.h"
+#include "measure/timing.h"
 #include "bench/cache_sizes.h"
 #include "bench/crosscheck.h"
 #include "bench/lat_plan.h"
@@ -56,7 +57,7 @@ static double pm_ratio(pm_loop_fn fn, void *arg, uint64_t iters, enum timing_ser
     struct pm_counted c = {fn, arg, iters, 0, ser};
     struct ca_event ev = {.candidates = ca_ev_cycles};
     char why[96];
-    if (ca_counter_hook(NULL) && ca_count(&ev, 1, pm_counted_run, &c, why, sizeof(why)) == 1 && ev.used &&
+    if (ca_can_count(NULL) && ca_count(&ev, 1, pm_counted_run, &c, why, sizeof(why)) == 1 && ev.used &&
         ev.count && c.ticks) {
         fmt_snprintf(name, sizeof(name), "pmu:%s", ev.used);
         *method = name;

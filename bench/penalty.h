@@ -6,7 +6,7 @@
 #include "kernel/json.h"
 #include "measure/stats.h"
 #include "measure/verdict.h"
-#include "measure/timing.h"
+#include "measure/serialize.h"
 
 #define PENALTY_WHAT "penalties for cycle accounting: DTLB miss (4K vs 2M pages), store forwarding, 4K aliasing, " \
                      "line/page split loads, divider latency, fill-buffer hit, L2/LLC/DRAM hits"

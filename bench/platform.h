@@ -5,7 +5,7 @@
 #include "kernel/klib.h"
 #include "kernel/cpuid.h"
 #include "kernel/json.h"
-#include "measure/timing.h"
+#include "measure/serialize.h"
 
 /*
  * The benchmark code (bench/latency.c, bench/lat_*.c) includes this header and nothing platform

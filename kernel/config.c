@@ -66,10 +66,13 @@ static const struct cfg_key keys[CFG_KEY_COUNT] = {
                                 "time per measured point in ms; 0 takes the profile's default"},
     [CFG_KEY_CRASH_TEST] = {"crash_test", K_WORD, FIELD(crash_test), 0, "none|ud|gp|pf|nested|ap_ud|ap_hang", "none",
                             "fault on purpose after the machine description, to test crash reports"},
+    [CFG_KEY_TURBO] = {"turbo", K_ENUM, FIELD(turbo), 0, "leave|off", "leave",
+                       "turbo as the firmware left it, or off on every CPU for steady clocks"},
 };
 
 _Static_assert(CFG_KEY_COUNT <= 32, "set_mask has one bit per key");
-_Static_assert(sizeof(enum cfg_profile) == sizeof(int) && sizeof(enum cfg_finish) == sizeof(int),
+_Static_assert(sizeof(enum cfg_profile) == sizeof(int) && sizeof(enum cfg_finish) == sizeof(int) &&
+                   sizeof(enum cfg_turbo) == sizeof(int),
                "K_ENUM stores an int");
 
 /* ---- small text helpers ------------------------------------------------------------------- */

@@ -7,6 +7,7 @@
 
 enum cfg_profile { PROFILE_AUTO, PROFILE_QUICK, PROFILE_FULL };
 enum cfg_finish { FINISH_SHUTDOWN, FINISH_REBOOT, FINISH_HALT };
+enum cfg_turbo { CFG_TURBO_LEAVE, CFG_TURBO_OFF }; /* turbo=: leave it as the firmware set it, or switch it off */
 
 #define CFG_SERIAL_AUTO (-1) /* SPCR if the firmware has one, else COM1 (0x3F8) */
 #define CFG_SERIAL_NONE 0
@@ -29,6 +30,7 @@ struct config {
     char serialize[8];    /* lfence|cpuid */
     uint32_t time_budget_ms; /* per point, 0 = profile default */
     char crash_test[8];   /* none|ud|gp|pf|nested|ap_ud|ap_hang: fault on purpose (tests) */
+    enum cfg_turbo turbo; /* leave|off, applied on every CPU (kernel/turbo.c) */
     uint32_t set_mask;    /* bit CFG_SET(key) per key given explicitly */
 };
 
@@ -49,6 +51,7 @@ enum cfg_key_id {
     CFG_KEY_SERIALIZE,
     CFG_KEY_TIME_BUDGET_MS,
     CFG_KEY_CRASH_TEST,
+    CFG_KEY_TURBO,
     CFG_KEY_COUNT
 };
 #define CFG_SET(id) (1u << (id))

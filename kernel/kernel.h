@@ -8,6 +8,7 @@
 #include "kernel/config.h"
 #include "kernel/cpuid.h"
 #include "kernel/pmm.h"
+#include "kernel/power.h"
 #include "kernel/serial.h"
 #include "kernel/time.h"
 
@@ -38,5 +39,19 @@ extern struct kernel K;
 
 /* CPUID through the real instruction (a cpuid_fn). */
 void kernel_cpuid(uint32_t leaf, uint32_t subleaf, uint32_t r[4], void *ctx);
+
+/* crash_test=KIND (K.cfg.crash_test; "" does nothing): fault on purpose (ud, pf, nested, ap_hang, ap_ud) so
+ * that tests can check the crash report and the run's `crashed` end. */
+void kernel_crash_test(const char *kind);
+
+/*
+ * The program the kernel runs, as a C runtime runs main: provided by the layer above (app/, the
+ * composition root), never by kernel/. kernel_main calls it once the machine is taken over: on the BSP,
+ * interrupts off, output, memory, paging, clocks, ACPI and the APs up, K filled and the config parsed
+ * (K.cfg_error says whether it failed; nothing has been written about the run yet: app_main's first record
+ * must be the `run` record, kernel/report.h). What it returns is how the run ended: kernel_main prints it,
+ * writes the `end` record and powers off, reboots or halts as configured.
+ */
+enum run_status app_main(void);
 
 #endif

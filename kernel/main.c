@@ -1,6 +1,5 @@
-/* main.c - kernel_main: take over the machine step by step, describe it, run the benchmarks, stop. */
+/* main.c - kernel_main: take over the machine step by step, run app_main (app/), stop. */
 #include "kernel/kernel.h"
-#include "bench/bench.h"
 #include "kernel/cpu.h"
 #include "kernel/fmt.h"
 #include "kernel/io.h"
@@ -10,10 +9,7 @@
 #include "kernel/paging.h"
 #include "kernel/panic.h"
 #include "kernel/power.h"
-#include "kernel/report.h"
-#include "kernel/selftest.h"
 #include "kernel/smp.h"
-#include "pmu/pmu.h"
 
 struct kernel K;
 
@@ -209,8 +205,8 @@ static void crash_ud_job(void *arg)
     __asm__ volatile("ud2");
 }
 
-/* crash_test=KIND: fault on purpose so tests can check the crash report and the `crashed` end. */
-static void crash_test(const char *kind)
+/* kernel.h: crash_test=KIND, between the self-tests and the benchmarks (app_main calls it). */
+void kernel_crash_test(const char *kind)
 {
     if (!kind[0])
         return;
@@ -310,25 +306,5 @@ void kernel_main(struct boot_info *bi)
         K.cpus = smp_init();
         K.cpus_note = "CPUs that answered INIT-SIPI-SIPI, the BSP included (see the smp record)";
     }
-    pmu_init();
-    report_run();
-
-    if (K.cfg_error) {
-        kprintf("pmubench: config error: %s\n", K.cfg_err);
-        rec_message("error", "config", "%s", K.cfg_err);
-        finish(RUN_ERROR);
-    }
-    char err[256];
-    if (bench_select(K.cfg.bench, err, sizeof(err)) != 0) {
-        kprintf("pmubench: config error: %s\n", err);
-        rec_message("error", "config", "%s", err);
-        finish(RUN_ERROR);
-    }
-    report_machine();
-    selftest_fixups();
-    selftest_paging();
-    selftest_smp();
-    crash_test(K.cfg.crash_test);
-    bench_run_selected();
-    finish(RUN_OK);
+    finish(app_main());
 }

@@ -9,6 +9,9 @@
  *   [SDM3]  Intel SDM Vol. 3A: 11.4.4 (IA32_APIC_BASE), 11.12 (x2APIC, Table 11-6 register map),
  *           12.12 (PAT, Table 12-10 memory-type encodings).
  *   [APM2]  AMD APM Vol. 2, 3.1.7 (EFER).
+ *   [SDM4-NHM] [SDM4-SNB] [SDM4-HSW]  Intel SDM Vol. 4, the model-specific tables for Nehalem (06_1AH ..),
+ *           Sandy Bridge (06_2AH ..) and Haswell (06_3CH ..) and later: MSR_PKG_CST_CONFIG_CONTROL.
+ *   [APM2-HWCR] AMD APM Vol. 2, Appendix A "MSR Cross-Reference", and the family PPRs: HWCR (C001_0015).
  * PMU MSRs (counters, IA32_MISC_ENABLE's perfmon bits, DS, LBR, uncore) live in pmu/msr_pmu.h.
  * This header is also included from assembly (kernel/trampoline.S): only #defines outside the
  * __ASSEMBLER__ guard, and bits through MSR_BIT, which drops the C suffix there.
@@ -34,11 +37,48 @@
 #define MSR_IA32_APIC_BASE_EN MSR_BIT(11)
 
 /* ---------------------------------------------------------------------------------------------
+ * MSR_PKG_CST_CONFIG_CONTROL (0xE2) [SDM4-NHM] [SDM4-SNB] [SDM4-HSW]: model-specific (Intel Core from
+ * Nehalem); read only on the models kernel/turbo.c lists, and never under a hypervisor.
+ *   Bit Position  Use
+ *   2:0           package C-state limit (Nehalem .. Ivy Bridge; the encodings differ, see turbo.c)
+ *   3:0           package C-state limit (Haswell and later client parts; servers keep 2:0)
+ *   10            I/O MWAIT redirection enable
+ *   15            CFG Lock: bits 15:0 are read-only until the next reset
+ *   25 / 26       C3 / C1 state auto-demotion enable
+ * ------------------------------------------------------------------------------------------- */
+#define MSR_PKG_CST_CONFIG_CONTROL 0x000000E2
+#define PKG_CST_CONFIG_LIMIT_MASK3 0x7ULL /* bits 2:0 */
+#define PKG_CST_CONFIG_LIMIT_MASK4 0xFULL /* bits 3:0 */
+#define PKG_CST_CONFIG_CFG_LOCK MSR_BIT(15)
+
+/* ---------------------------------------------------------------------------------------------
  * IA32_MPERF (0xE7) / IA32_APERF (0xE8) [SDM4], CPUID.06H:ECX[0]: free-running counts at the
  * maximum (TSC) frequency and at the actual frequency; only their ratio is meaningful.
  * ------------------------------------------------------------------------------------------- */
 #define MSR_IA32_MPERF 0x000000E7
 #define MSR_IA32_APERF 0x000000E8
+
+/* ---------------------------------------------------------------------------------------------
+ * IA32_PERF_CTL (0x199) [SDM4]: the requested performance state (per logical processor).
+ *   Bit Position  Use
+ *   15:0          target performance state value
+ *   32            IDA engage: when 1, disengages IDA (turbo) for this processor  (06_0FH mobile and later;
+ *                 ignored while HWP is enabled, IA32_PM_ENABLE[0])
+ * ------------------------------------------------------------------------------------------- */
+#define MSR_IA32_PERF_CTL 0x00000199
+#define IA32_PERF_CTL_IDA_DISENGAGE MSR_BIT(32)
+
+/* ---------------------------------------------------------------------------------------------
+ * IA32_MISC_ENABLE (0x1A0) [SDM4]; the perfmon bits (7, 11, 12) are named in pmu/msr_pmu.h, which defines
+ * the same number with this exact spelling (an identical redefinition is valid C).
+ *   Bit Position  Use
+ *   16            Enhanced Intel SpeedStep enable
+ *   38            IDA (turbo) disable: 1 disables turbo and clears CPUID.06H:EAX[1]; meant for the BIOS,
+ *                 on many parts a write is ignored or #GPs
+ * ------------------------------------------------------------------------------------------- */
+#define MSR_IA32_MISC_ENABLE 0x1a0U
+#define IA32_MISC_ENABLE_EIST MSR_BIT(16)
+#define IA32_MISC_ENABLE_IDA_DISABLE MSR_BIT(38)
 
 /* ---------------------------------------------------------------------------------------------
  * IA32_PAT (0x277) [SDM4], [SDM3] 12.12.2: eight memory-type fields PA0..PA7, one per byte.
@@ -65,6 +105,12 @@
 #define IA32_PKRS_RESERVED_BIT32 MSR_BIT(32)
 
 /* ---------------------------------------------------------------------------------------------
+ * IA32_PM_ENABLE (0x770) [SDM4], CPUID.06H:EAX[7] HWP: bit 0 HWP enabled (then IA32_PERF_CTL is ignored).
+ * ------------------------------------------------------------------------------------------- */
+#define MSR_IA32_PM_ENABLE 0x00000770
+#define IA32_PM_ENABLE_HWP MSR_BIT(0)
+
+/* ---------------------------------------------------------------------------------------------
  * x2APIC registers [SDM4] "IA32_X2APIC_*", [SDM3] 11.12.1.2 Table 11-6: the xAPIC MMIO register at
  * offset off is MSR 0x800 + off/16 (0x800..0x8FF). The ICR is one 64-bit MSR in x2APIC mode
  * ([SDM3] 11.12.9): destination APIC ID in 63:32, the xAPIC ICR low word in 31:0.
@@ -87,6 +133,14 @@
 #define IA32_EFER_LME MSR_BIT(8)
 #define IA32_EFER_LMA MSR_BIT(10)
 #define IA32_EFER_NXE MSR_BIT(11)
+
+/* ---------------------------------------------------------------------------------------------
+ * HWCR (MSRC001_0015, Hardware Configuration) [APM2-HWCR], AMD family 0Fh and later (Linux: MSR_K7_HWCR)
+ *   Bit Position  Use
+ *   25            CpbDis  core performance boost disable (CPUID 8000_0007H:EDX[9] CPB), per core
+ * ------------------------------------------------------------------------------------------- */
+#define MSR_AMD_HWCR 0xC0010015
+#define AMD_HWCR_CPB_DIS MSR_BIT(25)
 
 #ifndef __ASSEMBLER__
 

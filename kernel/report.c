@@ -1,88 +1,47 @@
-/* report.c - the run record and the machine-description records, each with a human-readable table. */
+/* report.c - the image's run record (around the part the layer above adds) and the machine-description records, each with a human-readable table. */
 #include "kernel/report.h"
 #include "kernel/kalloc.h"
 #include "kernel/kernel.h"
 #include "kernel/out.h"
 #include "kernel/paging.h"
+#include "kernel/run_desc.h"
 #include "kernel/smp.h"
-#include "pmu/pmu.h"
 
-static const char *cache_type_name(uint8_t t)
-{
-    switch (t) {
-    case CPU_CACHE_DATA: return "data";
-    case CPU_CACHE_INSTRUCTION: return "instruction";
-    case CPU_CACHE_UNIFIED: return "unified";
-    }
-    return "unknown";
-}
+/* The run record's description, filled by report_run_begin and finished by report_run_end. */
+static struct run_desc run;
 
-void report_caches_json(struct json *j)
+struct json *report_run_begin(void)
 {
-    json_arr_begin(j);
-    for (uint32_t i = 0; i < K.cpu.n_caches; i++) {
-        const struct cpu_cache *c = &K.cpu.caches[i];
-        json_obj_begin(j);
-        json_kv_uint(j, "level", c->level);
-        json_kv_str(j, "type", cache_type_name(c->type));
-        json_kv_uint(j, "bytes", c->bytes);
-        json_kv_uint(j, "ways", c->ways);
-        json_kv_uint(j, "line", c->line);
-        json_kv_uint(j, "sets", c->sets);
-        json_kv_uint(j, "shared_by", c->shared_by);
-        json_obj_end(j);
-    }
-    json_arr_end(j);
-}
-
-static void cpu_identity_json(struct json *j)
-{
-    json_obj_begin(j);
-    json_kv_str(j, "vendor", K.cpu.vendor_str);
-    json_kv_uint(j, "family", K.cpu.family);
-    json_kv_uint(j, "model", K.cpu.model);
-    json_kv_uint(j, "stepping", K.cpu.stepping);
-    json_kv_hex(j, "signature", K.cpu.signature);
-    json_kv_str(j, "brand", K.cpu.brand);
-    json_kv_str(j, "uarch", K.cpu.uarch);
-    json_kv_str(j, "hypervisor", K.cpu.hv_vendor);
-    json_obj_end(j);
-}
-
-void report_run(void)
-{
+    run = (struct run_desc){
+        .version = PMB_VERSION,
+        .git = PMB_GITREV,
+        .cpu = &K.cpu,
+        .tsc_hz = K.time.tsc_hz,
+        .tsc_method = K.time.tsc_method,
+        .tsc_measured_ref = K.time.measured_ref ? K.time.measured_ref : "none",
+        .tsc_measured_hz = K.time.measured_tsc_hz,
+        .tsc_spread = K.time.spread,
+        .invariant_tsc = K.time.invariant_tsc,
+        .core_tsc_ratio = K.time.core_tsc_ratio,
+        .core_tsc_method = K.time.core_tsc_method,
+        .memory_bytes = K.memory_bytes,
+        .cpus = K.cpus,
+        .cpus_madt = K.cpus_madt,
+        .cpus_note = K.cpus_note ? K.cpus_note : "",
+        .numa_nodes = K.acpi_ok ? K.acpi->numa_nodes : 1,
+        .quick = K.profile == PROFILE_QUICK,
+        .profile_why = K.profile_why,
+        .cfg = &K.cfg,
+        .cfg_error = K.cfg_error ? K.cfg_err : NULL,
+    };
     struct json *j = rec_begin("run");
-    json_kv_str(j, "version", PMB_VERSION);
-    json_kv_str(j, "git", PMB_GITREV);
-    json_key(j, "cpu");
-    cpu_identity_json(j);
-    json_kv_uint(j, "tsc_hz", K.time.tsc_hz);
-    json_kv_str(j, "tsc_method", K.time.tsc_method);
-    json_kv_uint(j, "tsc_measured_hz", K.time.measured_tsc_hz);
-    json_kv_str(j, "tsc_measured_ref", K.time.measured_ref);
-    json_kv_double(j, "tsc_spread", K.time.spread);
-    json_kv_bool(j, "invariant_tsc", K.time.invariant_tsc);
-    json_kv_double(j, "core_tsc_ratio", K.time.core_tsc_ratio);
-    json_kv_str(j, "core_tsc_method", K.time.core_tsc_method);
-    json_kv_uint(j, "memory_bytes", K.memory_bytes);
-    json_kv_uint(j, "cpus", K.cpus);
-    json_kv_uint(j, "cpus_madt", K.cpus_madt);
-    json_kv_str(j, "cpus_note", K.cpus_note);
-    json_kv_uint(j, "numa_nodes", K.acpi_ok ? K.acpi->numa_nodes : 1);
-    json_key(j, "caches");
-    report_caches_json(j);
-    json_key(j, "pmu");
-    report_pmu_json(j);
-    json_kv_str(j, "profile", K.profile == PROFILE_QUICK ? "quick" : "full");
-    json_kv_str(j, "profile_why", K.profile_why);
-    json_key(j, "config");
-    if (K.cfg_error) {
-        json_obj_begin(j);
-        json_kv_str(j, "error", K.cfg_err);
-        json_obj_end(j);
-    } else {
-        config_to_json(&K.cfg, j);
-    }
+    run_desc_json_head(j, &run);
+    return j;
+}
+
+void report_run_end(struct json *j)
+{
+    run_desc_json_tail(j, &run);
     json_key(j, "firmware");
     json_obj_begin(j);
     json_kv_str(j, "vendor", K.bi->fw_vendor);
@@ -116,7 +75,7 @@ static void report_cpu(void)
 {
     struct json *j = rec_begin("cpu");
     json_key(j, "identity");
-    cpu_identity_json(j);
+    run_desc_cpu_json(j, &K.cpu);
     json_kv_uint(j, "max_basic_leaf", K.cpu.max_basic);
     json_kv_hex(j, "max_ext_leaf", K.cpu.max_ext);
     json_kv_uint(j, "phys_addr_bits", K.cpu.phys_addr_bits);
@@ -148,13 +107,13 @@ static void report_cpu(void)
     json_kv_double(j, "tsc_window_ms", K.time.window_ms);
     json_kv_double(j, "core_ratio_spread", K.time.core_ratio_spread);
     json_key(j, "caches");
-    report_caches_json(j);
+    run_desc_caches_json(j, &K.cpu);
     rec_end();
 
     kprintf("\nCaches (%s)\n  level type         size KiB  ways  line  sets  shared by\n", K.cpu.cache_source);
     for (uint32_t i = 0; i < K.cpu.n_caches; i++) {
         const struct cpu_cache *c = &K.cpu.caches[i];
-        kprintf("  L%-4u %-12s %8lu  %4u  %4u  %4u  %u\n", c->level, cache_type_name(c->type), c->bytes >> 10,
+        kprintf("  L%-4u %-12s %8lu  %4u  %4u  %4u  %u\n", c->level, cpu_cache_type_name(c->type), c->bytes >> 10,
                 c->ways, c->line, c->sets, c->shared_by);
     }
 }
@@ -345,6 +304,3 @@ void report_machine(void)
     if (K.acpi_ok && K.cfg.acpi_dump)
         dump_acpi_tables();
 }
-
-/* The PMU summary: detection (or pmu_assume) once at start-up in pmu_init, see pmu/pmu.h. */
-void report_pmu_json(struct json *j) { pmu_summary_json(j); }

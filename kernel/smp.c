@@ -12,6 +12,7 @@
 #include "kernel/paging.h"
 #include "kernel/pmm.h"
 #include "kernel/time.h"
+#include "kernel/turbo.h"
 
 #define AP_STACK_BYTES (64 * 1024)
 #define AP_ALIVE_TIMEOUT_US 1000000ULL /* TCG with many vCPUs can take a while */
@@ -82,6 +83,7 @@ static NORETURN void ap_entry(struct ap_boot *ab)
     fpu_enable(K.cpu.feat.xsave, K.cpu.xcr0_supported, K.cpu.feat.avx, K.cpu.feat.avx512f);
     wrmsr_safe(MSR_IA32_PAT, paging_stats()->pat);
     apic_mask_all(&K.apic);
+    turbo_apply(&K.cfg, ab->index); /* per-CPU turbo state (turbo=off), before the BSP sees this AP alive */
     struct mailbox *m = &mbox[ab->index];
     __atomic_store_n(&ab->alive, 1, __ATOMIC_RELEASE);
     for (;;) {

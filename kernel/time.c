@@ -1,7 +1,6 @@
-/* time.c - TSC calibration and the core/TSC clock ratio. */
+/* time.c - TSC calibration against every reference timer present, the start-up core/TSC ratio, and their JSON. */
 #include "kernel/time.h"
 #include "kernel/io.h"
-#include "kernel/msr.h"
 
 #define PM_TIMER_HZ 3579545ULL /* ACPI spec 4.8.2.1: the PM timer runs at 3.579545 MHz */
 #define HPET_CAP 0x000
@@ -89,40 +88,58 @@ static void sort_small(double *v, uint32_t n)
         }
 }
 
+static void ref_summarize(struct time_ref_result *r)
+{
+    double sorted[TIME_MAX_RUNS];
+    if (!r->runs)
+        return;
+    memcpy(sorted, r->run_hz, r->runs * sizeof(double));
+    sort_small(sorted, r->runs);
+    double med = r->runs & 1 ? sorted[r->runs / 2] : (sorted[r->runs / 2 - 1] + sorted[r->runs / 2]) / 2;
+    r->hz = (uint64_t)med;
+    r->spread = (sorted[r->runs - 1] - sorted[0]) / med;
+}
+
 void time_calibrate(struct time_info *t, const struct time_ref *ref, uint64_t cpuid_hz, const char *cpuid_method,
                     uint32_t runs, uint32_t window_ms)
 {
-    double sorted[TIME_MAX_RUNS];
     if (runs > TIME_MAX_RUNS)
         runs = TIME_MAX_RUNS;
     t->cpuid_tsc_hz = cpuid_hz;
     t->cpuid_method = cpuid_hz ? cpuid_method : "none";
-    t->measured_ref = "none";
     t->window_ms = window_ms;
-    t->runs = 0;
-    for (uint32_t i = 0; i < runs; i++) {
-        double hz = 0;
-        if (ref->pm_present) {
+    memset(&t->pm_timer, 0, sizeof(t->pm_timer));
+    memset(&t->hpet, 0, sizeof(t->hpet));
+    /* Both references, windows interleaved so that both see the same TSC; a timer that stops answering
+     * (a window returns 0) is not asked again. */
+    bool pm = ref->pm_present, hpet = ref->hpet_base != 0;
+    for (uint32_t i = 0; i < runs && (pm || hpet); i++) {
+        double hz;
+        if (pm) {
             hz = measure_pm(ref, window_ms);
             if (hz > 0)
-                t->measured_ref = "acpi_pm_timer";
+                t->pm_timer.run_hz[t->pm_timer.runs++] = hz;
+            else
+                pm = false;
         }
-        if (hz <= 0 && ref->hpet_base) {
+        if (hpet) {
             hz = measure_hpet(ref->hpet_base, window_ms);
             if (hz > 0)
-                t->measured_ref = "hpet";
+                t->hpet.run_hz[t->hpet.runs++] = hz;
+            else
+                hpet = false;
         }
-        if (hz <= 0)
-            break;
-        t->run_hz[t->runs++] = hz;
     }
-    if (t->runs) {
-        memcpy(sorted, t->run_hz, t->runs * sizeof(double));
-        sort_small(sorted, t->runs);
-        double med = t->runs & 1 ? sorted[t->runs / 2] : (sorted[t->runs / 2 - 1] + sorted[t->runs / 2]) / 2;
-        t->measured_tsc_hz = (uint64_t)med;
-        t->spread = (sorted[t->runs - 1] - sorted[0]) / med;
-    }
+    ref_summarize(&t->pm_timer);
+    ref_summarize(&t->hpet);
+
+    const struct time_ref_result *primary = t->pm_timer.hz ? &t->pm_timer : t->hpet.hz ? &t->hpet : NULL;
+    t->measured_ref = primary == &t->pm_timer ? "acpi_pm_timer" : primary ? "hpet" : "none";
+    t->measured_tsc_hz = primary ? primary->hz : 0;
+    t->runs = primary ? primary->runs : 0;
+    t->spread = primary ? primary->spread : 0;
+    if (primary)
+        memcpy(t->run_hz, primary->run_hz, primary->runs * sizeof(double));
     if (cpuid_hz) {
         t->tsc_hz = cpuid_hz;
         t->tsc_method = cpuid_method;
@@ -136,50 +153,53 @@ void time_calibrate(struct time_info *t, const struct time_ref *ref, uint64_t cp
     g_tsc_hz = t->tsc_hz;
 }
 
-/* 256 dependent adds: each needs the previous result, and integer add has 1-cycle latency on every
- * x86-64 core, so the chain takes 256 core cycles per iteration whatever the issue width. */
-static NOINLINE uint64_t add_chain(uint64_t iters)
-{
-    uint64_t x = 0;
-    for (uint64_t i = 0; i < iters; i++) {
-        __asm__ volatile(".rept 256\n\taddq $1, %0\n\t.endr" : "+r"(x));
-    }
-    return x;
-}
-
 void time_core_ratio(struct time_info *t, bool aperfmperf)
 {
-    double r[5];
-    int n = 0;
-    if (aperfmperf) {
-        for (int i = 0; i < 5; i++) {
-            uint64_t a0, m0, a1, m1;
-            if (rdmsr_safe(MSR_IA32_APERF, &a0) || rdmsr_safe(MSR_IA32_MPERF, &m0))
-                break;
-            add_chain(20000);
-            if (rdmsr_safe(MSR_IA32_APERF, &a1) || rdmsr_safe(MSR_IA32_MPERF, &m1))
-                break;
-            if (m1 <= m0 || a1 <= a0)
-                break; /* counters that do not count (emulators) */
-            r[n++] = (double)(a1 - a0) / (double)(m1 - m0);
-        }
-        if (n == 5) {
-            t->core_tsc_method = "aperf_mperf";
-            goto done;
-        }
-        n = 0;
-    }
-    add_chain(2000); /* warm-up */
-    for (int i = 0; i < 5; i++) {
-        uint64_t iters = 4000;
-        uint64_t t0 = rdtsc_ordered();
-        add_chain(iters);
-        uint64_t t1 = rdtsc_ordered();
-        r[n++] = (double)(iters * 256) / (double)(t1 - t0 ? t1 - t0 : 1);
-    }
-    t->core_tsc_method = "dependent_add_chain";
-done:
-    sort_small(r, n);
-    t->core_tsc_ratio = r[n / 2];
-    t->core_ratio_spread = (r[n - 1] - r[0]) / r[n / 2];
+    core_clock_measure(&t->core, aperfmperf);
+    t->core_tsc_ratio = t->core.ratio;
+    t->core_tsc_method = t->core.method;
+    t->core_ratio_spread = t->core.spread;
+}
+
+static void kv_hz(struct json *j, const char *k, uint64_t hz)
+{
+    if (hz)
+        json_kv_uint(j, k, hz);
+    else
+        json_kv_null(j, k);
+}
+
+static void kv_ratio(struct json *j, const char *k, bool valid, double v)
+{
+    if (valid)
+        json_kv_double(j, k, v);
+    else
+        json_kv_null(j, k);
+}
+
+void time_json(struct json *j, const struct time_info *t)
+{
+    const struct core_clock *c = &t->core;
+    kv_hz(j, "tsc_hz_pm_timer", t->pm_timer.hz);
+    kv_hz(j, "tsc_hz_hpet", t->hpet.hz);
+    kv_hz(j, "tsc_hz_cpuid", t->cpuid_tsc_hz);
+    json_kv_str(j, "tsc_hz_cpuid_source", t->cpuid_method);
+    if (t->pm_timer.hz)
+        json_kv_double(j, "tsc_spread_pm_timer", t->pm_timer.spread);
+    else
+        json_kv_null(j, "tsc_spread_pm_timer");
+    if (t->hpet.hz)
+        json_kv_double(j, "tsc_spread_hpet", t->hpet.spread);
+    else
+        json_kv_null(j, "tsc_spread_hpet");
+    kv_ratio(j, "core_tsc_ratio_add", c->chain[CORE_CHAIN_ADD].valid, c->chain[CORE_CHAIN_ADD].ratio);
+    kv_ratio(j, "core_tsc_ratio_imul", c->chain[CORE_CHAIN_IMUL].valid, c->chain[CORE_CHAIN_IMUL].ratio);
+    kv_ratio(j, "core_tsc_ratio_aperf", c->aperf_valid, c->aperf_ratio);
+    json_kv_uint(j, "core_tsc_imul_latency", c->chain[CORE_CHAIN_IMUL].latency);
+    if (c->agree < 0)
+        json_kv_null(j, "core_tsc_agree");
+    else
+        json_kv_bool(j, "core_tsc_agree", c->agree == 1);
+    json_kv_str(j, "core_tsc_suspect", c->suspect);
+    json_kv_str(j, "core_tsc_note", c->note);
 }

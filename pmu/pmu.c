@@ -8,7 +8,6 @@
 #include "kernel/kernel.h"
 #include "kernel/out.h"
 #include "kernel/smp.h"
-#include "pmu/latency_hooks.h"
 
 struct pmu_state PMU;
 
@@ -179,7 +178,6 @@ void pmu_init(void)
     }
     set_tables();
     set_features();
-    pmu_latency_hooks_install();
 }
 
 /* ---- gates ---------------------------------------------------------------------------------- */

@@ -41,7 +41,7 @@ struct pmu_state {
 
 extern struct pmu_state PMU;
 
-/* Detection, once, before the run record (kernel/main.c). Reads IA32_MISC_ENABLE and, only when
+/* Detection, once, before the run record (app/main.c). Reads IA32_MISC_ENABLE and, only when
  * CPUID.1:ECX.PDCM is set, IA32_PERF_CAPABILITIES, both with rdmsr_safe. With config trace_msr=1
  * it also starts the kernel's msr_trace (kernel/msr.h). pmu_assume=MODEL takes that model row's
  * capabilities. */

@@ -4,6 +4,7 @@
 #include "bench/hosted/platform_linux.h"
 #include "bench/platform.h"
 #include "kernel/fmt.h"
+#include "measure/timing.h"
 
 #include <cpuid.h>
 #include <dirent.h>
@@ -473,21 +474,7 @@ static void calibrate_tsc(bool quick)
     H.tsc_method = "clock_monotonic_raw";
 }
 
-/* A chain of CRC32 instructions: each needs the previous result and CRC32 r64 has a latency of 3 cycles on
- * every Intel core since Nehalem and every AMD Zen (Intel optimization manual, Agner Fog's tables). The
- * compiler cannot fold it, unlike a chain of adds, and it needs no assembly. */
-__attribute__((target("sse4.2"), noinline)) static uint64_t crc32_chain(uint64_t c, uint64_t iters)
-{
-    for (uint64_t i = 0; i < iters; i++) {
-#define C1 c = __builtin_ia32_crc32di(c, i);
-#define C8 C1 C1 C1 C1 C1 C1 C1 C1
-        C8 C8 C8 C8
-#undef C8
-#undef C1
-    }
-    return c;
-}
-
+/* perf_event's cycle counter (user mode) over the add_rr chain of kernel/core_clock.c, against the TSC. */
 static bool perf_ratio(double *ratio)
 {
     struct perf_event_attr a;
@@ -504,7 +491,7 @@ static bool perf_ratio(double *ratio)
     volatile uint64_t sink = 0;
     bool ok = read(fd, &c0, 8) == 8;
     uint64_t t0 = timing_rdtsc();
-    sink += crc32_chain(1, 200000);
+    sink += core_clock_add_chain(20000); /* ~5 M cycles */
     uint64_t t1 = timing_rdtsc();
     ok = ok && read(fd, &c1, 8) == 8 && c1 > c0 && t1 > t0;
     close(fd);
@@ -513,32 +500,21 @@ static bool perf_ratio(double *ratio)
     return ok;
 }
 
+/* The two chains of kernel/core_clock.c (the image's method) always, as the cross-check; perf_event's cycle
+ * counter first when the kernel lets us have it, else the chains' ratio. */
 static void core_ratio(void)
 {
-    double r[5];
-    volatile uint64_t sink = 0;
-    if (perf_ratio(&r[0])) {
-        H.core_tsc_ratio = r[0];
+    double r;
+    core_clock_measure(&H.core, false);
+    if (perf_ratio(&r)) {
+        H.core_tsc_ratio = r;
+        H.core_ratio_spread = 0;
         H.core_tsc_method = "perf_event:cpu-cycles";
         return;
     }
-    if (!H.cpu.feat.sse4_2) {
-        H.core_tsc_ratio = 1.0;
-        H.core_tsc_method = "none (no SSE4.2, no perf: assumed 1)";
-        return;
-    }
-    sink += crc32_chain(1, 20000); /* warm-up (and a frequency ramp) */
-    for (int i = 0; i < 5; i++) {
-        uint64_t iters = 100000;
-        uint64_t t0 = timing_rdtsc();
-        sink += crc32_chain(sink, iters);
-        uint64_t t1 = timing_rdtsc();
-        r[i] = (double)(iters * 32 * 3) / (double)(t1 - t0);
-    }
-    qsort(r, 5, sizeof(double), cmp_double);
-    H.core_tsc_ratio = r[2];
-    H.core_ratio_spread = (r[4] - r[0]) / r[2];
-    H.core_tsc_method = "crc32_chain";
+    H.core_tsc_ratio = H.core.ratio;
+    H.core_ratio_spread = H.core.spread;
+    H.core_tsc_method = H.core.method;
 }
 
 uint64_t plat_tsc_hz(void) { return H.tsc_hz; }

@@ -3,6 +3,7 @@
 #define PMB_BENCH_HOSTED_PLATFORM_LINUX_H
 
 #include "kernel/config.h"
+#include "kernel/core_clock.h"
 #include "kernel/cpuid.h"
 #include "kernel/record.h"
 
@@ -13,8 +14,9 @@ struct host_info {
     const char *tsc_method;     /* "clock_monotonic_raw" */
     double tsc_spread;          /* (max - min) / median of the calibration runs */
     double core_tsc_ratio;
-    const char *core_tsc_method; /* "perf_event:cpu-cycles" | "crc32_chain" */
+    const char *core_tsc_method; /* "perf_event:cpu-cycles" | "add_rr_chain" | "imul_chain" */
     double core_ratio_spread;
+    struct core_clock core;     /* both chains (kernel/core_clock.h), always measured: the cross-check */
     uint64_t memory_bytes;      /* MemTotal */
     uint32_t cpus;              /* CPUs used (affinity mask, max_cpus) */
     uint32_t cpus_allowed;      /* CPUs in the affinity mask */

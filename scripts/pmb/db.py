@@ -179,8 +179,9 @@ def ingest(conn, run, accel="unknown", source=None):
         types = [rec.get("type") for rec in run.records] + ["end"]
         conn.executemany("INSERT INTO records (run_id, seq, type, line) VALUES (?,?,?,?)",
                          [(rid, i, t, line) for i, (t, line) in enumerate(zip(types, run.lines))])
+        # `cv` holds the figure's spread (a fraction): the column is older than the "spread" key.
         conn.executemany("INSERT INTO figures (run_id, name, value, unit, cv, better) VALUES (?,?,?,?,?,?)",
-                         [(rid, f.name, f.value, f.unit, f.cv, f.better) for f in figmod.extract(run).values()])
+                         [(rid, f.name, f.value, f.unit, f.spread, f.better) for f in figmod.extract(run).values()])
         conn.execute("COMMIT")
         return rid, True
     except Exception:

@@ -1,50 +1,131 @@
-"""Turn a verified Run into named scalar figures (value, unit, spread, direction) for history/nightly.
+"""Read a record's statistics whatever key convention wrote it, and turn a verified Run into named
+scalar figures (value, unit, spread, direction) for history/nightly.
+
+Key convention (docs/records.md, "Statistics keys"): a figure's statistics are "median", "p10",
+"p90", "min", "max", "n" and "spread" (a fraction), all in the record's "unit"; the same median in
+another unit sits under that unit's name ("ns", "cycles", "tsc"). Logs written before that
+convention used per-benchmark keys ("ns"/"p10_ns", "median_tsc", "bytes_per_s"/"p10_bytes_per_s",
+"cycles_per_branch", "cv", "robust_cv", "samples", c2c "hit_ns"...). value(), stat(), count(),
+spread() and part() are the only places that know both: everything else in pmb reads through them.
 
 A figure name is '/'-separated, group first: data_source/L3_unshared/cycles,
 latency_sweep/random/4096/ns, bandwidth/read/avx2/1048576/t4/n0-0/bytes_per_s, ...
+The names did not change with the key convention, so a history database mixes old and new runs.
 better: "lower" or "higher" says which direction is an improvement.
 """
 
-# Reference values from the Intel Core i7 / Xeon 5500 performance analysis guide: L1D 4 cycles and
-# L2 10 cycles (section "Core memory subsystem"), the rest from Table 2 (data sources responding to
-# an L2 miss). (unit, low, high): a single figure has low == high.
-GUIDE_TABLE2 = {
-    "L1": ("cycles", 4, 4),
-    "L2": ("cycles", 10, 10),
-    "L3_unshared": ("cycles", 40, 40),
-    "L3_shared_other_core": ("cycles", 65, 65),
-    "L3_modified_other_core": ("cycles", 75, 75),
-    "remote_L3": ("cycles", 100, 300),
-    "local_DRAM": ("ns", 60, 60),
-    "remote_DRAM": ("ns", 100, 100),
-}
-DATA_SOURCES = list(GUIDE_TABLE2)
-
-
-class Figure:
-    __slots__ = ("name", "value", "unit", "cv", "better", "group")
-
-    def __init__(self, name, value, unit, cv=None, better="lower"):
-        self.name = name
-        self.value = float(value)
-        self.unit = unit
-        self.cv = None if cv is None else float(cv)
-        self.better = better
-        self.group = name.split("/", 1)[0]
-
-    def __repr__(self):
-        return "Figure(%s=%g %s cv=%s)" % (self.name, self.value, self.unit, self.cv)
+STATS = ("median", "p10", "p90", "min", "max")
 
 
 def _num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _add(out, name, rec, key, unit, cv_key="cv", better="lower"):
-    v = rec.get(key)
+def _first_num(rec, keys):
+    for k in keys:
+        v = rec.get(k)
+        if _num(v):
+            return v
+    return None
+
+
+# ---- the accessor: new keys first, legacy keys second ------------------------------------------
+
+def value(rec, unit):
+    """The figure's median in `unit` ("ns", "cycles", "tsc", "bytes_per_s"), or None.
+
+    rec["median"] when rec["unit"] == unit; else rec[unit] (a conversion of the median, or the
+    legacy key of the same name); else the legacy "median_<unit>" (timer) or "<unit>_per_branch"
+    (branch). Note that loaded_latency's plain "bytes_per_s" is the load generators' bandwidth,
+    a value of its own, not a statistic of the record's figure."""
+    if not isinstance(rec, dict):
+        return None
+    if rec.get("unit") == unit and _num(rec.get("median")):
+        return rec["median"]
+    return _first_num(rec, (unit, "median_" + unit, unit + "_per_branch"))
+
+
+def stat(rec, name, unit):
+    """One statistic ("median", "p10", "p90", "min", "max") in `unit`, or None. Only the median is
+    ever converted: p10 etc. exist in the record's own unit alone (new: "p10" with "unit";
+    legacy: "p10_<unit>")."""
+    if name == "median":
+        return value(rec, unit)
+    if not isinstance(rec, dict):
+        return None
+    if rec.get("unit") == unit and name in rec:
+        return rec[name] if _num(rec[name]) else None
+    return _first_num(rec, ("%s_%s" % (name, unit),))
+
+
+def count(rec):
+    """Samples behind the figure: "n", legacy "samples"; None when the record says neither."""
+    if not isinstance(rec, dict):
+        return None
+    return _first_num(rec, ("n", "samples"))
+
+
+def spread(rec):
+    """The figure's relative spread as a fraction: "spread" (1.4826 MAD / |median|); legacy logs
+    hold it as "robust_cv" (latency records) or "cv" (the others, and older latency records)."""
+    if not isinstance(rec, dict):
+        return None
+    return _first_num(rec, ("spread", "robust_cv", "cv"))
+
+
+def part(rec, name):
+    """A figure nested in a record (c2c "hit" / "hitm"), as a record the accessors above read, or
+    None (the pair failed). Legacy c2c records flattened it: "hit_ns", "hit_cycles", "hit_tsc",
+    "hit_cv"."""
+    if not isinstance(rec, dict):
+        return None
+    v = rec.get(name)
+    if isinstance(v, dict):
+        return v
+    legacy = {k: rec.get("%s_%s" % (name, k)) for k in ("ns", "cycles", "tsc", "cv")}
+    legacy = {k: x for k, x in legacy.items() if _num(x)}
+    return legacy or None
+
+
+def reference(rec):
+    """A data_source record's guide reference as (low, high, unit, text), or None when the record
+    carries none. The values come from the record (bench/lat_plan.c is their one source)."""
+    if not isinstance(rec, dict):
+        return None
+    lo, hi, unit = rec.get("reference_lo"), rec.get("reference_hi"), rec.get("reference_unit")
+    if not (_num(lo) and _num(hi) and isinstance(unit, str) and unit):
+        return None
+    text = rec.get("reference")
+    if not isinstance(text, str) or not text:
+        text = ("~%g %s" % (lo, unit)) if lo == hi else ("~%g-%g %s" % (lo, hi, unit))
+    return lo, hi, unit, text
+
+
+# ---- named figures ---------------------------------------------------------------------------
+
+class Figure:
+    __slots__ = ("name", "value", "unit", "spread", "better", "group")
+
+    def __init__(self, name, value, unit, spread=None, better="lower"):
+        self.name = name
+        self.value = float(value)
+        self.unit = unit
+        self.spread = None if spread is None else float(spread)
+        self.better = better
+        self.group = name.split("/", 1)[0]
+
+    def __repr__(self):
+        return "Figure(%s=%g %s spread=%s)" % (self.name, self.value, self.unit, self.spread)
+
+
+def _add(out, name, v, unit, s=None, better="lower"):
     if _num(v):
-        cv = rec.get(cv_key)
-        out[name] = Figure(name, v, unit, cv if _num(cv) else None, better)
+        out[name] = Figure(name, v, unit, s if _num(s) else None, better)
+
+
+def _add_fig(out, name, rec, unit, fig_unit=None, better="lower"):
+    """The record's figure in `unit`, with its spread (relative, so the same in every unit)."""
+    _add(out, name, value(rec, unit), fig_unit or unit, spread(rec), better)
 
 
 def extract(run):
@@ -56,40 +137,42 @@ def extract(run):
             if r.get("status", "ok") != "ok":
                 continue
             src = r.get("source")
-            _add(out, "data_source/%s/cycles" % src, r, "cycles", "cycles")
-            _add(out, "data_source/%s/ns" % src, r, "ns", "ns")
+            _add_fig(out, "data_source/%s/cycles" % src, r, "cycles")
+            _add_fig(out, "data_source/%s/ns" % src, r, "ns")
         elif t == "latency_sweep":
             base = "latency_sweep/%s/%s/%s" % (r.get("mode", "random"), r.get("page_bytes", 0), r.get("bytes"))
-            _add(out, base + "/ns", r, "ns", "ns")
-            _add(out, base + "/cycles", r, "cycles", "cycles")
+            _add_fig(out, base + "/ns", r, "ns")
+            _add_fig(out, base + "/cycles", r, "cycles")
         elif t == "bandwidth":
             name = "bandwidth/%s/%s/%s/t%s/n%s-%s/bytes_per_s" % (
                 r.get("kernel"), r.get("isa"), r.get("bytes"), r.get("threads"),
                 r.get("node_from", 0), r.get("node_to", 0))
-            _add(out, name, r, "bytes_per_s", "bytes/s", better="higher")
+            _add_fig(out, name, r, "bytes_per_s", "bytes/s", better="higher")
         elif t == "penalty":
-            _add(out, "penalty/%s/cycles" % r.get("name"), r, "cycles", "cycles")
-            _add(out, "penalty/%s/ns" % r.get("name"), r, "ns", "ns")
+            _add_fig(out, "penalty/%s/cycles" % r.get("name"), r, "cycles")
+            _add_fig(out, "penalty/%s/ns" % r.get("name"), r, "ns")
         elif t == "c2c":
             pair = "%s-%s" % (r.get("from_cpu"), r.get("to_cpu"))
-            _add(out, "c2c/%s/hit_ns" % pair, r, "hit_ns", "ns")
-            _add(out, "c2c/%s/hitm_ns" % pair, r, "hitm_ns", "ns")
+            for k in ("hit", "hitm"):
+                _add_fig(out, "c2c/%s/%s_ns" % (pair, k), part(r, k), "ns")
         elif t == "numa_latency":
-            _add(out, "numa_latency/%s-%s/ns" % (r.get("from_node"), r.get("to_node")), r, "ns", "ns")
+            _add_fig(out, "numa_latency/%s-%s/ns" % (r.get("from_node"), r.get("to_node")), r, "ns")
         elif t == "loaded_latency":
-            _add(out, "loaded_latency/%s/ns" % r.get("delay"), r, "ns", "ns")
-            _add(out, "loaded_latency/%s/bytes_per_s" % r.get("delay"), r, "bytes_per_s", "bytes/s",
-                 better="higher")
+            _add_fig(out, "loaded_latency/%s/ns" % r.get("delay"), r, "ns")
+            # the load generators' bandwidth: a plain value beside the latency figure (not a statistic
+            # of it); it has no spread of its own and carries the latency's, as it always has
+            _add(out, "loaded_latency/%s/bytes_per_s" % r.get("delay"), r.get("bytes_per_s"), "bytes/s",
+                 spread(r), better="higher")
         elif t == "cache_inferred":
-            _add(out, "cache_inferred/L%s/ns" % r.get("level"), r, "ns", "ns")
+            _add_fig(out, "cache_inferred/L%s/ns" % r.get("level"), r, "ns")
         elif t == "branch":
             base = "branch/%s/%s" % (r.get("test"), r.get("period"))
-            _add(out, base + "/cycles_per_branch", r, "cycles_per_branch", "cycles")
+            _add_fig(out, base + "/cycles_per_branch", r, "cycles")
         elif t == "cycle_accounting":
-            _add(out, "cycle_accounting/%s/total_cycles" % r.get("bench"), r, "total_cycles", "cycles")
+            _add(out, "cycle_accounting/%s/total_cycles" % r.get("bench"), r.get("total_cycles"), "cycles")
         elif t == "pebs_latency":
-            _add(out, "pebs_latency/%s/%s/mean_cycles" % (r.get("row"), r.get("source")), r,
-                 "mean_cycles", "cycles")
+            _add(out, "pebs_latency/%s/%s/mean_cycles" % (r.get("row"), r.get("source")), r.get("mean_cycles"),
+                 "cycles")
         elif t == "pmu_selftest":
             for c in r.get("checks") or []:
                 if isinstance(c, dict) and c.get("name"):

@@ -1,14 +1,35 @@
 """Trend table and plot of figures across the runs in the history database."""
+import json
+
 from . import db, figures
 
-# Shown when no --figure is given: the Table 2 rows, in the guide's units.
-DEFAULT_FIGURES = ["data_source/%s/%s" % (s, figures.GUIDE_TABLE2[s][0]) for s in figures.DATA_SOURCES]
+
+def default_figures(conn):
+    """Shown when no --figure is given: the Table 2 rows, in the guide's units, in the order of the
+    newest stored run's data_source records (each record names its reference unit; a record without
+    one, from an older tool, counts as cycles)."""
+    row = conn.execute("SELECT MAX(run_id) FROM records WHERE type = 'data_source'").fetchone()
+    if row is None or row[0] is None:
+        return []
+    out = []
+    for (line,) in conn.execute("SELECT line FROM records WHERE run_id = ? AND type = 'data_source' ORDER BY seq",
+                                (row[0],)):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        ref = figures.reference(rec)
+        name = "data_source/%s/%s" % (rec.get("source"), ref[2] if ref else "cycles")
+        if name not in out:
+            out.append(name)
+    return out
 
 
 def select_names(conn, query=None):
     names = [r[0] for r in conn.execute("SELECT DISTINCT name FROM figures ORDER BY name")]
     if query is None:
-        return [n for n in DEFAULT_FIGURES if n in names]
+        have = set(names)
+        return [n for n in default_figures(conn) if n in have]
     return [n for n in names if figures.matches(n, query)]
 
 

@@ -1,10 +1,12 @@
 """Nightly regression check: ingest a verified run, compare every figure with a baseline (median of
 the last N good runs of the same machine identity) and write JUnit XML.
 
-Tolerance (docs/host-tools.md, "Tolerance formula"), for a figure with baseline median B:
+Tolerance (docs/host-tools.md, "Tolerance formula"), for a figure with baseline median B, where a
+run's spread is the figure's within-run relative spread (the record's "spread", a fraction; legacy
+"robust_cv"/"cv", see figures.spread; stored in the figures table's `cv` column):
     s_between = 1.4826 * MAD(baseline values) / |B|      (0 with fewer than 3 baseline runs)
-    spread    = sqrt(cv_run^2 + median(cv_baseline)^2 + s_between^2)
-    allowed   = max(K * spread * |B|, floor_rel[group] * |B|, floor_abs[unit])
+    total     = sqrt(spread_run^2 + median(spread_baseline)^2 + s_between^2)
+    allowed   = max(K * total * |B|, floor_rel[group] * |B|, floor_abs[unit])
     worse     = value - B for lower-is-better figures, B - value for higher-is-better
     regressed if worse > allowed; improved if -worse > allowed.
 """
@@ -37,21 +39,22 @@ class Comparison:
         self.detail = detail
 
 
-def tolerance(name, unit, baseline_values, cv_run, cv_baseline, k=K):
-    """Allowed absolute deviation from the baseline median (see module doc)."""
+def tolerance(name, unit, baseline_values, spread_run, spread_baseline, k=K):
+    """Allowed absolute deviation from the baseline median (see module doc). Spreads are fractions
+    (None: not known, taken as 0)."""
     b = statistics.median(baseline_values)
     ab = abs(b)
     s_between = 0.0
     if len(baseline_values) >= 3 and ab > 0:
         mad = statistics.median(abs(v - b) for v in baseline_values)
         s_between = MAD_SIGMA * mad / ab
-    cvs = [c for c in cv_baseline if c is not None]
-    c_base = statistics.median(cvs) if cvs else 0.0
-    c_run = cv_run or 0.0
-    spread = math.sqrt(c_run ** 2 + c_base ** 2 + s_between ** 2)
+    spreads = [s for s in spread_baseline if s is not None]
+    s_base = statistics.median(spreads) if spreads else 0.0
+    s_run = spread_run or 0.0
+    total = math.sqrt(s_run ** 2 + s_base ** 2 + s_between ** 2)
     group = name.split("/", 1)[0]
     floor_rel = FLOOR_REL.get(group, FLOOR_REL["default"])
-    return b, max(k * spread * ab, floor_rel * ab, FLOOR_ABS.get(unit, 0.0))
+    return b, max(k * total * ab, floor_rel * ab, FLOOR_ABS.get(unit, 0.0))
 
 
 def compare(conn, run_id, n=5, k=K):
@@ -64,7 +67,7 @@ def compare(conn, run_id, n=5, k=K):
     for name in names:
         f = cur.get(name)
         vals = [bf[name]["value"] for bf in base if name in bf]
-        cvs = [bf[name]["cv"] for bf in base if name in bf]
+        spreads = [bf[name]["cv"] for bf in base if name in bf]   # the `cv` column holds the spread
         if f is None:
             out.append(Comparison(name, None, statistics.median(vals), len(vals), None, "missing",
                                   detail="in the baseline, absent in this run"))
@@ -73,7 +76,7 @@ def compare(conn, run_id, n=5, k=K):
             out.append(Comparison(name, f["value"], None, 0, None, "new", f["unit"], f["better"],
                                   "no baseline value"))
             continue
-        b, allowed = tolerance(name, f["unit"], vals, f["cv"], cvs, k)
+        b, allowed = tolerance(name, f["unit"], vals, f["cv"], spreads, k)
         worse = f["value"] - b if f["better"] == "lower" else b - f["value"]
         verdict = "regressed" if worse > allowed else "improved" if -worse > allowed else "ok"
         rel = (worse / abs(b)) if b else float("inf") if worse else 0.0

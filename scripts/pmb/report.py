@@ -8,6 +8,7 @@ import os
 import re
 
 from . import figures, plots
+from .figures import count, part, spread, value
 from .plots import human_bytes
 
 
@@ -115,56 +116,47 @@ def section_summary(doc, run):
         doc.code("\n".join("%s=%s" % (k, v) for k, v in cfg.items()))
 
 
-def _guide_text(src):
-    unit, lo, hi = figures.GUIDE_TABLE2[src]
-    return ("~%d %s" % (lo, unit)) if lo == hi else ("~%d-%d %s" % (lo, hi, unit))
-
-
-def _vs_guide(src, value):
-    unit, lo, hi = figures.GUIDE_TABLE2[src]
+def _vs_guide(ref, v):
+    lo, hi = ref[0], ref[1]
     if lo == hi:
-        return "%.2fx" % (value / lo)
-    if value < lo:
-        return "below range (%.2fx of %d)" % (value / lo, lo)
-    if value > hi:
-        return "above range (%.2fx of %d)" % (value / hi, hi)
+        return "%.2fx" % (v / lo)
+    if v < lo:
+        return "below range (%.2fx of %g)" % (v / lo, lo)
+    if v > hi:
+        return "above range (%.2fx of %g)" % (v / hi, hi)
     return "within range"
 
 
 def section_table2(doc, run):
     doc.h(2, "Data sources vs the guide's Table 2")
-    rows_by_src = {}
-    for r in run.by_type("data_source"):
-        rows_by_src[r.get("source")] = r
-    if not rows_by_src:
+    recs = run.by_type("data_source")
+    if not recs:
         doc.missing("no `data_source` records")
         return
     doc.p("Guide: Intel Core i7 / Xeon 5500 performance analysis guide (L1D 4 and L2 10 cycles from "
-          "the memory subsystem section, the rest from Table 2). Spread is this run's coefficient of "
-          "variation over its samples.")
+          "the memory subsystem section, the rest from Table 2), as each record states it. Spread is this "
+          "run's robust coefficient of variation over its samples (1.4826 MAD / median), as a percent.")
     hz = _core_hz(run)
     rows = []
-    for src in figures.DATA_SOURCES + [s for s in rows_by_src if s not in figures.GUIDE_TABLE2]:
-        r = rows_by_src.get(src)
-        guide = _guide_text(src) if src in figures.GUIDE_TABLE2 else ""
-        if r is None:
-            rows.append([src, guide, "not measured", "", "", "", "", "absent"])
-            continue
+    for r in recs:     # the record order: the image writes every row, in the guide's order
+        src = r.get("source")
+        ref = figures.reference(r)
+        guide = ref[3] if ref else "not in this log"
         if r.get("status", "ok") != "ok":
             rows.append([src, guide, "unavailable", "", "", "", r.get("method", ""),
                          "%s: %s" % (r.get("status"), r.get("reason", ""))])
             continue
-        unit = figures.GUIDE_TABLE2[src][0] if src in figures.GUIDE_TABLE2 else "cycles"
+        unit = ref[2] if ref else "cycles"
         other = "ns" if unit == "cycles" else "cycles"
-        val, note = r.get(unit), ""
-        if not _isnum(val) and _isnum(r.get(other)) and hz:
-            val = r[other] * hz / 1e9 if unit == "cycles" else r[other] / hz * 1e9
+        val, oval, note = value(r, unit), value(r, other), ""
+        if not _isnum(val) and _isnum(oval) and hz:
+            val = oval * hz / 1e9 if unit == "cycles" else oval / hz * 1e9
             note = " (converted)"
         this = ("%s %s%s" % (num(val), unit, note)) if _isnum(val) else ""
-        oth = ("%s %s" % (num(r.get(other)), other)) if _isnum(r.get(other)) else ""
-        ratio = _vs_guide(src, val) if src in figures.GUIDE_TABLE2 and _isnum(val) else ""
-        rows.append([src, guide, this, oth, pct(r.get("cv")), ratio, r.get("method", ""), "ok"])
-    doc.table(["Source", "Guide", "This run", "Also", "Spread (CV)", "vs guide", "Method", "Status"], rows)
+        oth = ("%s %s" % (num(oval), other)) if _isnum(oval) else ""
+        ratio = _vs_guide(ref, val) if ref and _isnum(val) else ""
+        rows.append([src, guide, this, oth, pct(spread(r)), ratio, r.get("method", ""), "ok"])
+    doc.table(["Source", "Guide", "This run", "Also", "Spread", "vs guide", "Method", "Status"], rows)
 
 
 def section_latency(doc, run, want_plots):
@@ -177,13 +169,13 @@ def section_latency(doc, run, want_plots):
     else:
         series = {}
         for r in pts:
-            if _isnum(r.get("bytes")) and _isnum(r.get("ns")):
+            if _isnum(r.get("bytes")) and _isnum(value(r, "ns")):
                 label = "%s, %s pages" % (r.get("mode", "?"), human_bytes(r.get("page_bytes", 0) or 0))
-                series.setdefault(label, []).append((r["bytes"], r["ns"]))
-        doc.table(["Working set", "Mode", "Page", "ns", "cycles", "TSC ticks", "CV", "Samples"],
+                series.setdefault(label, []).append((r["bytes"], value(r, "ns")))
+        doc.table(["Working set", "Mode", "Page", "ns", "cycles", "TSC ticks", "Spread", "Samples"],
                   [[human_bytes(r.get("bytes", 0)), r.get("mode", ""),
                     human_bytes(r["page_bytes"]) if _isnum(r.get("page_bytes")) else "",
-                    num(r.get("ns")), num(r.get("cycles")), num(r.get("tsc")), pct(r.get("cv")), r.get("samples", "")]
+                    num(value(r, "ns")), num(value(r, "cycles")), num(value(r, "tsc")), pct(spread(r)), num(count(r))]
                    for r in pts])
         if want_plots:
             doc.img("latency.png", "Latency vs working-set size; solid: CPUID cache sizes, dashed: inferred",
@@ -196,10 +188,11 @@ def section_latency(doc, run, want_plots):
     doc.table(["Level", "CPUID size", "Inferred size", "Agrees", "ns", "cycles"],
               [["L%s" % r.get("level"), human_bytes(r["cpuid_bytes"]) if _isnum(r.get("cpuid_bytes")) else "",
                 human_bytes(r["bytes"]) if _isnum(r.get("bytes")) else "", "yes" if r.get("agrees") else "no",
-                num(r.get("ns")), num(r.get("cycles"))] for r in inferred])
+                num(value(r, "ns")), num(value(r, "cycles"))] for r in inferred])
 
 
-def _matrix(recs, kf, kt, kv):
+def _matrix(recs, kf, kt, get):
+    """get(record) -> the cell's value."""
     froms = sorted({r.get(kf) for r in recs if r.get(kf) is not None}, key=str)
     tos = sorted({r.get(kt) for r in recs if r.get(kt) is not None}, key=str)
     try:
@@ -207,7 +200,7 @@ def _matrix(recs, kf, kt, kv):
         tos.sort()
     except TypeError:
         pass
-    cell = {(r.get(kf), r.get(kt)): r.get(kv) for r in recs}
+    cell = {(r.get(kf), r.get(kt)): get(r) for r in recs}
     m = [[cell.get((a, b)) if _isnum(cell.get((a, b))) else None for b in tos] for a in froms]
     return froms, tos, m
 
@@ -224,13 +217,12 @@ def section_c2c(doc, run, want_plots):
         doc.missing("no `c2c` records")
         return
     panels = []
-    for key, title in (("hit_ns", "clean line (HIT), ns"), ("hitm_ns", "modified line (HITM), ns")):
-        froms, tos, m = _matrix(recs, "from_cpu", "to_cpu", key)
+    for key, title in (("hit", "clean line (HIT), ns"), ("hitm", "modified line (HITM), ns")):
+        froms, tos, m = _matrix(recs, "from_cpu", "to_cpu", lambda r, k=key: value(part(r, k), "ns"))
         doc.p("%s, rows: from CPU, columns: to CPU" % title.capitalize())
         _matrix_table(doc, froms, tos, m, "from\\to")
         panels.append((title, m))
     if want_plots:
-        froms, tos, _ = _matrix(recs, "from_cpu", "to_cpu", "hit_ns")
         doc.img("c2c.png", "Core-to-core latency heat maps", plots.heatmap("c2c", froms, tos, None, "ns", panels))
 
 
@@ -240,7 +232,7 @@ def section_numa(doc, run, want_plots):
     if not recs:
         doc.missing("no `numa_latency` records")
         return
-    froms, tos, m = _matrix(recs, "from_node", "to_node", "ns")
+    froms, tos, m = _matrix(recs, "from_node", "to_node", lambda r: value(r, "ns"))
     doc.p("ns, rows: CPU node, columns: memory node")
     _matrix_table(doc, froms, tos, m, "node")
     if want_plots:
@@ -253,10 +245,12 @@ def section_loaded(doc, run, want_plots):
     if not recs:
         doc.missing("no `loaded_latency` records")
         return
+    # "bytes_per_s" here is the load generators' bandwidth, a value of its own beside the latency figure
     doc.table(["Delay", "Bandwidth (GB/s)", "Latency (ns)"],
-              [[r.get("delay"), gbs(r.get("bytes_per_s")), num(r.get("ns"))] for r in recs])
+              [[r.get("delay"), gbs(r.get("bytes_per_s")), num(value(r, "ns"))] for r in recs])
     if want_plots:
-        pts = [(r["bytes_per_s"] / 1e9, r["ns"]) for r in recs if _isnum(r.get("bytes_per_s")) and _isnum(r.get("ns"))]
+        pts = [(r["bytes_per_s"] / 1e9, value(r, "ns")) for r in recs
+               if _isnum(r.get("bytes_per_s")) and _isnum(value(r, "ns"))]
         doc.img("loaded_latency.png", "Loaded latency", plots.lines("Loaded latency", "bandwidth (GB/s)",
                                                                      "latency (ns)", {"loaded": pts}))
 
@@ -275,16 +269,16 @@ def section_bandwidth(doc, run, want_plots):
     rows = []
     for (k, isa, b, nf, nt), by_t in groups.items():
         rows.append([k, isa, human_bytes(b) if _isnum(b) else b, "%s->%s" % (nf, nt)] +
-                    [("%s (%s)" % (gbs(by_t[t].get("bytes_per_s")), pct(by_t[t].get("cv"))) if t in by_t else "")
+                    [("%s (%s)" % (gbs(value(by_t[t], "bytes_per_s")), pct(spread(by_t[t]))) if t in by_t else "")
                      for t in threads])
-    doc.p("GB/s (10^9 bytes/s) with the run's CV, by thread count")
+    doc.p("GB/s (10^9 bytes/s) with the run's spread, by thread count")
     doc.table(["Kernel", "ISA", "Buffer", "Nodes"] + ["%s thr" % t for t in threads], rows)
     if want_plots:
         series = {}
         for (k, isa, b, nf, nt), by_t in groups.items():
             label = "%s/%s %s n%s->%s" % (k, isa, human_bytes(b) if _isnum(b) else b, nf, nt)
-            series[label] = [(t, by_t[t]["bytes_per_s"] / 1e9) for t in by_t
-                             if _isnum(t) and _isnum(by_t[t].get("bytes_per_s"))]
+            series[label] = [(t, value(by_t[t], "bytes_per_s") / 1e9) for t in by_t
+                             if _isnum(t) and _isnum(value(by_t[t], "bytes_per_s"))]
         doc.img("bandwidth.png", "Bandwidth vs threads", plots.lines("Bandwidth scaling", "threads", "GB/s", series))
 
 
@@ -295,7 +289,7 @@ def section_branch(doc, run):
         doc.missing("no `branch` records")
         return
     doc.table(["Test", "Period", "Cycles/branch", "Mispredict rate", "Method"],
-              [[r.get("test"), r.get("period"), num(r.get("cycles_per_branch")), pct(r.get("mispredict_rate")),
+              [[r.get("test"), r.get("period"), num(value(r, "cycles")), pct(r.get("mispredict_rate")),
                 r.get("method", "")] for r in recs])
 
 
@@ -305,8 +299,8 @@ def section_penalties(doc, run):
     if not recs:
         doc.missing("no `penalty` records")
         return
-    doc.table(["Penalty", "Cycles", "ns", "CV", "Method", "Reference"],
-              [[r.get("name"), num(r.get("cycles")), num(r.get("ns")), pct(r.get("cv")), r.get("method", ""),
+    doc.table(["Penalty", "Cycles", "ns", "Spread", "Method", "Reference"],
+              [[r.get("name"), num(value(r, "cycles")), num(value(r, "ns")), pct(spread(r)), r.get("method", ""),
                 r.get("reference", "")] for r in recs])
 
 

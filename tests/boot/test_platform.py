@@ -34,7 +34,7 @@ def assert_tcg_machine(run):
     assert run["pmu"]["reason"]
     assert run["tsc_method"] in ("acpi_pm_timer", "hpet")
     assert 1e8 < run["tsc_hz"] < 1e11
-    assert run["core_tsc_method"] == "dependent_add_chain"
+    assert run["core_tsc_method"] in ("add_rr_chain", "imul_chain")  # no APERF/MPERF under TCG
     assert math.isfinite(run["core_tsc_ratio"]) and run["core_tsc_ratio"] > 0
     assert run["profile"] == "quick"
 
@@ -72,7 +72,12 @@ def test_nehalem_smp2_1g():
     assert b.one("acpi")["s5"] is True
     timers = b.run.by_type("timer")
     assert {t["serialize"] for t in timers} == {"lfence", "cpuid"}
-    assert all(t["median_tsc"] > 0 and t["unit"] == "tsc" for t in timers)
+    for t in timers:   # statistics in TSC ticks (docs/records.md, "Statistics keys"), the median also in ns
+        assert t["unit"] == "tsc" and t["median"] > 0 and t["n"] >= 1 and t["ns"] > 0, t
+        assert t["min"] <= t["p10"] <= t["median"] <= t["p90"] <= t["max"], t
+        assert math.isfinite(t["spread"]) and t["spread"] >= 0, t
+        for k in ("median_tsc", "min_tsc", "p10_tsc", "p90_tsc", "cv", "samples", "median_ns", "tsc"):
+            assert k not in t, k
     assert "Caches (cpuid.04h)" in b.log and "pmubench: run ok" in b.log
 
 

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import logs
-from pmb import cli, db, nightly, plots
+from pmb import cli, db, figures, nightly, plots
 from pmb.parse import parse_log
 
 
@@ -50,7 +50,9 @@ def test_ingest_stores_run_records_and_figures(tmp_path):
     lines = [r[0] for r in c.execute("SELECT line FROM records ORDER BY seq")]
     assert lines == run.lines
     figs = db.figures_of(c, 1)
-    assert figs["data_source/L3_unshared/cycles"]["value"] == run.by_type("data_source")[2]["cycles"]
+    l3 = next(r for r in run.by_type("data_source") if r["source"] == "L3_unshared")
+    assert figs["data_source/L3_unshared/cycles"]["value"] == figures.value(l3, "cycles")
+    assert figs["data_source/L3_unshared/cycles"]["cv"] == figures.spread(l3) == 0.02   # the spread, a fraction
     assert figs["bandwidth/read/sse2/67108864/t1/n0-0/bytes_per_s"]["better"] == "higher"
     m = c.execute("SELECT * FROM machines").fetchone()
     assert m["accel"] == "tcg" and m["cpus"] == 4 and m["family"] == 6
@@ -166,8 +168,24 @@ def test_baseline_is_median_of_last_n_good_runs(tmp_path):
     assert r.baseline == pytest.approx(42.0) and r.baseline_runs == 3 and r.verdict == "ok"
 
 
+def test_legacy_baseline_and_new_run_compare_under_the_same_names(tmp_path):
+    """Runs ingested before the statistics key convention stay the baseline of runs after it."""
+    dbp = str(tmp_path / "h.sqlite")
+    c = db.connect(dbp)
+    for s in range(1, 5):
+        db.ingest(c, parse_log(logs.full_log(seed=s, keys="legacy")), "tcg")
+    rid, _ = db.ingest(c, parse_log(logs.full_log(seed=5, keys="new")), "tcg")
+    res = nightly.compare(c, rid, n=5)
+    assert res and {r.verdict for r in res} <= {"ok"}, [(r.name, r.verdict) for r in res if r.verdict != "ok"]
+    assert all(r.baseline_runs == 4 for r in res)
+    worse, _ = db.ingest(c, parse_log(logs.full_log(seed=6, scale=1.5, keys="new")), "tcg")
+    bad = {r.name for r in nightly.compare(c, worse, n=5) if r.verdict == "regressed"}
+    assert {"data_source/L3_unshared/cycles", "c2c/0-1/hitm_ns", "branch/random/2/cycles_per_branch",
+            "penalty/branch_mispredict/cycles", "bandwidth/read/sse2/67108864/t1/n0-0/bytes_per_s"} <= bad
+
+
 def test_tolerance_formula():
-    # Two baseline values: no between-run term; cv 0.02 now and 0.01 before -> spread sqrt(5e-4).
+    # Two baseline values: no between-run term; spread 0.02 now and 0.01 before -> sqrt(5e-4).
     b, allowed = nightly.tolerance("data_source/L2/cycles", "cycles", [100.0, 100.0], 0.02, [0.01, 0.01], k=3)
     assert b == 100.0 and allowed == pytest.approx(3 * (0.02 ** 2 + 0.01 ** 2) ** 0.5 * 100)
     # Tiny spread: the 5% floor applies.
@@ -249,6 +267,7 @@ def test_history_default_figures_and_errors(history, capsys):
     assert cli.main(["history", "--db", dbp, "--last", "2"]) == 0
     out = capsys.readouterr().out
     assert "data_source/L1/cycles" in out and "data_source/local_DRAM/ns" in out
+    assert "data_source/L1/ns" not in out and "data_source/local_DRAM/cycles" not in out
     assert len([l for l in out.splitlines() if l.startswith("| ") and l[2].isdigit()]) == 2
     assert cli.main(["history", "--db", dbp, "--figure", "no_such_figure"]) == 1
     assert cli.main(["history", "--db", str(tmp / "missing.sqlite")]) == 1

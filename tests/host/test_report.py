@@ -11,16 +11,17 @@ from pmb.parse import parse_log
 needs_mpl = pytest.mark.skipif(not plots.available(), reason="matplotlib not installed")
 
 
-def full():
-    return parse_log(logs.full_log())
+def full(keys="new"):
+    return parse_log(logs.full_log(keys=keys))
 
 
 def minimal():
     return parse_log("\n".join(logs.run_lines(logs.minimal_run())))
 
 
-def test_markdown_has_every_section_and_table2_references():
-    md = report.to_markdown(report.build(full(), want_plots=False))
+@pytest.mark.parametrize("keys", ["new", "legacy"])
+def test_markdown_has_every_section_and_table2_references(keys):
+    md = report.to_markdown(report.build(full(keys), want_plots=False))
     for title in ("# pmubench report", "## Data sources vs the guide's Table 2", "## Latency vs working-set size",
                   "## Core-to-core transfer latency (c2c)", "## NUMA latency", "## Loaded latency",
                   "## Bandwidth scaling", "## Branch prediction", "## Penalties", "## Cycle accounting",
@@ -34,8 +35,27 @@ def test_markdown_has_every_section_and_table2_references():
     assert "~75 cycles" in rows["L3_modified_other_core"] and "~100-300 cycles" in rows["remote_L3"]
     assert "~60 ns" in rows["local_DRAM"] and "~100 ns" in rows["remote_DRAM"]
     assert "within range" in rows["remote_L3"]
-    assert "2.0%" in rows["L3_unshared"]           # the run's spread (cv 0.02)
+    assert "2.0%" in rows["L3_unshared"]           # the run's spread (0.02; legacy robust_cv, not cv 0.03)
+    assert "3.0%" not in rows["L3_unshared"]
     assert "future_record" in md
+
+
+def test_new_and_legacy_keys_give_the_same_report():
+    """A run written with the statistics key convention and its legacy twin read the same."""
+    def body(keys):
+        md = report.to_markdown(report.build(full(keys), want_plots=False))
+        return md.split("## Data sources", 1)[1]       # the summary names the run's crc32, which differs
+    assert body("new") == body("legacy")
+
+
+def test_table2_reference_comes_from_the_record():
+    recs = logs.full_run(jitter=0)
+    for r in recs:
+        if r["type"] == "data_source" and r["source"] == "L3_unshared":
+            r.update(reference="~21 cycles", reference_lo=21, reference_hi=21)
+    md = report.to_markdown(report.build(parse_log("\n".join(logs.run_lines(recs))), want_plots=False))
+    row = next(l for l in md.splitlines() if l.startswith("| L3_unshared "))
+    assert "~21 cycles" in row and "2.00x" in row and "~40" not in row
 
 
 def test_table2_values_come_from_the_run():
@@ -45,12 +65,19 @@ def test_table2_values_come_from_the_run():
     assert "84.0 cycles" in row and "2.10x" in row
 
 
-def test_unavailable_and_absent_rows_are_said_so():
+def test_unavailable_rows_and_rows_without_reference_are_said_so():
     recs = logs.full_run(status_rows={"remote_L3": "unavailable"})
     recs = [r for r in recs if not (r["type"] == "data_source" and r["source"] == "remote_DRAM")]
+    for r in recs:
+        if r["type"] == "data_source" and r["source"] == "local_DRAM":
+            for k in ("reference", "reference_lo", "reference_hi", "reference_unit"):
+                del r[k]     # as from a tool that did not write them
     md = report.to_markdown(report.build(parse_log("\n".join(logs.run_lines(recs))), want_plots=False))
-    assert re.search(r"\| remote_L3 \|[^\n]*unavailable[^\n]*single socket", md)
-    assert re.search(r"\| remote_DRAM \|[^\n]*not measured", md)
+    assert re.search(r"\| remote_L3 \| ~100-300 cycles \|[^\n]*unavailable[^\n]*single socket", md)
+    # no copy of the guide to fill in from: a row the log lacks is not shown, one without its reference says so
+    assert "| remote_DRAM |" not in md
+    row = next(l for l in md.splitlines() if l.startswith("| local_DRAM "))
+    assert "not in this log" in row and "~60" not in row and "x |" not in row
 
 
 def test_missing_sections_are_said_missing_not_faked():

@@ -1,6 +1,7 @@
 /* test_bandwidth.c - the bandwidth benchmark's pure helpers (size sweep, CPU order for scaling, thread
- * counts, per-thread working sets, levels, aggregation) and its records against a fake platform: structure,
- * keys, units, series, NUMA pairs and the SMBIOS peak. */
+ * counts, per-thread working sets, LLC sharing, levels with the 4x-LLC memory boundary, the best memory-level
+ * figure, aggregation) and its records against a fake platform: structure, keys, units, series, NUMA pairs,
+ * the SMBIOS peak, and no "memory" point below 4x the LLC. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,8 +13,10 @@
 #include <stdlib.h>
 
 #include "bench/bandwidth.h"
+#include "bench/bw_kernels.h"
 #include "bench/cycle_accounting.h"
 #include "tests/unit/bw_fake_platform.h"
+#include "tests/unit/fake_pmu.h"
 
 static void test_sweep_sizes(void **state)
 {
@@ -84,16 +87,61 @@ static void test_counts_and_sizes(void **state)
     assert_int_equal(bw_thread_counts(0, false, t, 64), 0);
     assert_int_equal(bw_thread_counts(100, true, t, 10), 10);
 
-    assert_true(bw_dram_ws_per_thread(MiB(32), 1, MiB(8)) == MiB(32));
-    assert_true(bw_dram_ws_per_thread(MiB(32), 2, MiB(8)) == MiB(16));
+    /* A working set covering `bytes` for every kernel: triad's three arrays are each cut to 256 bytes, so
+     * exactly 32 MiB would give it 32 MiB - 512; the next 4 KiB step is enough. */
+    assert_true(bw_ws_covering(MiB(32)) == MiB(32) + KiB(4));
+    assert_true(bw_ws_covering(MiB(24)) == MiB(24)); /* 8 MiB per array: exact */
+    assert_true(bw_ws_covering(1) == KiB(4));
+    for (uint64_t b = MiB(1); b < MiB(200); b = b * 3 / 2 + 4096 * 7) {
+        uint64_t w = bw_ws_covering(b);
+        assert_true(w % KiB(4) == 0 && w >= b && w <= b + KiB(8));
+        for (enum bw_kernel k = 0; k < BW_KERNEL_COUNT; k++) {
+            unsigned m = bw_kernel_arrays(k), cnt = (m & 1) + ((m >> 1) & 1) + ((m >> 2) & 1);
+            assert_true(bw_kernel_bytes(k, bw_elems_for(w / cnt)) >= b);
+        }
+    }
+
+    /* per thread: the threads that share an LLC cover the total together, for every kernel */
+    assert_true(bw_dram_ws_per_thread(MiB(32), 1, MiB(8)) == MiB(32) + KiB(4));
+    assert_true(bw_dram_ws_per_thread(MiB(32), 2, MiB(8)) == MiB(16) + KiB(4));
     assert_true(bw_dram_ws_per_thread(MiB(32), 8, MiB(8)) == MiB(8)); /* the floor */
     assert_true(bw_dram_ws_per_thread(MiB(32), 3, MiB(1)) % KiB(4) == 0);
-    assert_true(bw_dram_ws_per_thread(MiB(32), 0, MiB(1)) == MiB(32));
+    assert_true(3 * bw_kernel_bytes(BW_TRIAD, bw_elems_for(bw_dram_ws_per_thread(MiB(32), 3, MiB(1)) / 3)) >= MiB(32));
+    assert_true(bw_dram_ws_per_thread(MiB(32), 0, MiB(1)) == MiB(32) + KiB(4));
 
+    /* LLC sharing from APIC ids: shared by 2 -> pairs {0,1}, {2,3}, ... */
+    uint32_t apic[4] = {0, 1, 2, 3};
+    assert_int_equal(bw_llc_min_threads(apic, 4, 2), 2);
+    assert_int_equal(bw_llc_min_threads(apic, 3, 2), 1); /* CPU 2 alone in its LLC */
+    assert_int_equal(bw_llc_min_threads(apic, 4, 16), 4);
+    assert_int_equal(bw_llc_min_threads(apic, 4, 0), 1); /* unknown: each its own */
+    assert_int_equal(bw_llc_min_threads(apic, 4, 1), 1);
+    assert_int_equal(bw_llc_min_threads(apic, 0, 2), 0);
+    uint32_t spread[3] = {0, 8, 9}; /* shared by 8: {0}, {8, 9} */
+    assert_int_equal(bw_llc_min_threads(spread, 3, 8), 1);
+
+    /* levels: "memory" from 4x the LLC on, "llc_to_memory" between the LLC and that */
     assert_string_equal(bw_level(KiB(32), KiB(32), KiB(256), MiB(8)), "L1");
     assert_string_equal(bw_level(KiB(33), KiB(32), KiB(256), MiB(8)), "L2");
     assert_string_equal(bw_level(MiB(8), KiB(32), KiB(256), MiB(8)), "L3");
-    assert_string_equal(bw_level(MiB(9), KiB(32), KiB(256), MiB(8)), "memory");
+    assert_string_equal(bw_level(MiB(8) + 1, KiB(32), KiB(256), MiB(8)), "llc_to_memory");
+    assert_string_equal(bw_level(MiB(12), KiB(32), KiB(256), MiB(8)), "llc_to_memory"); /* the 48 MiB on 32 MiB case */
+    assert_string_equal(bw_level(MiB(32) - 1, KiB(32), KiB(256), MiB(8)), "llc_to_memory");
+    assert_string_equal(bw_level(MiB(32), KiB(32), KiB(256), MiB(8)), "memory");
+    assert_string_equal(bw_level(GiB(1), KiB(32), KiB(256), MiB(8)), "memory");
+
+    /* the best memory-level figure ignores everything below 4x the LLC, however fast */
+    struct bw_best b = {0};
+    bw_best_offer(&b, "L1", 400e9, "sweep", "read", 1, 1);
+    bw_best_offer(&b, "llc_to_memory", 90e9, "sweep", "read", 1, 1);
+    assert_true(b.bytes_per_s == 0);
+    bw_best_offer(&b, "memory", 20e9, "sweep", "triad", 1, 1);
+    bw_best_offer(&b, "llc_to_memory", 70e9, "scaling_package", "read", 2, 1);
+    bw_best_offer(&b, "memory", 30e9, "scaling_package", "read", 2, 1);
+    bw_best_offer(&b, "memory", 25e9, "scaling_all", "read", 4, 2);
+    assert_true(b.bytes_per_s == 30e9);
+    assert_string_equal(b.series, "scaling_package");
+    assert_true(b.threads == 2 && b.packages == 1);
 
     uint64_t bytes[3] = {1000, 1000, 2000}, ticks[3] = {100, 200, 50};
     assert_true(bw_aggregate(bytes, ticks, 3, 1000) == 4000.0 * 1000 / 200); /* the slowest thread's time */
@@ -120,7 +168,73 @@ static void setup_machine(uint32_t ncpus, uint32_t nodes)
     FAKE.cpu.n_caches = 4;
     __builtin_cpu_init();
     FAKE.cpu.feat.avx = FAKE.cpu.feat.avx2 = __builtin_cpu_supports("avx2");
-    ca_set_counter_hook(NULL, "test: no PMU");
+    fake_pmu_absent("test: no PMU");
+    bandwidth_set_smbios(NULL, 0, NULL);
+    FAKE.echo = getenv("BW_ECHO") != NULL; /* BW_ECHO=1 prints the tables */
+}
+
+/* A number / string value of key in a JSON record line (NaN / "" when absent or null). */
+static double num(const char *r, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof(k), "\"%s\":", key);
+    const char *p = strstr(r, k);
+    if (!p || !strncmp(p + strlen(k), "null", 4))
+        return NAN;
+    return strtod(p + strlen(k), NULL);
+}
+
+static const char *str(const char *r, const char *key, char *buf, size_t len)
+{
+    char k[64];
+    snprintf(k, sizeof(k), "\"%s\":\"", key);
+    const char *p = strstr(r, k);
+    buf[0] = 0;
+    if (p) {
+        p += strlen(k);
+        size_t i = 0;
+        while (p[i] && p[i] != '"' && i + 1 < len)
+            buf[i] = p[i], i++;
+        buf[i] = 0;
+    }
+    return buf;
+}
+
+/* Levels against the 4x-LLC rule, and the peak record's best figure = the fastest memory-level point. */
+static void check_levels_and_best(uint64_t llc, size_t *n_memory, size_t *n_between)
+{
+    double best_mem = 0;
+    *n_memory = *n_between = 0;
+    for (size_t i = 0; i < FAKE.nrec; i++) {
+        const char *r = FAKE.rec[i];
+        if (strncmp(r, "{\"type\":\"bandwidth\",", 20))
+            continue;
+        char lv[32];
+        str(r, "level", lv, sizeof(lv));
+        double per_llc = num(r, "bytes_per_llc"), bytes = num(r, "bytes"), threads = num(r, "threads");
+        assert_true(per_llc >= bytes && per_llc <= bytes * threads);
+        assert_true(num(r, "llc_bytes") == (double)llc);
+        if (!strcmp(lv, "memory")) {
+            assert_true(per_llc >= 4.0 * (double)llc);
+            (*n_memory)++;
+            best_mem = fmax(best_mem, num(r, "median"));
+        } else if (!strcmp(lv, "llc_to_memory")) {
+            assert_true(per_llc > (double)llc && per_llc < 4.0 * (double)llc);
+            (*n_between)++;
+        } else {
+            assert_true(per_llc <= (double)llc);
+        }
+    }
+    const char *p = fake_find("bandwidth_peak", NULL, 0);
+    assert_non_null(p);
+    assert_true(num(p, "memory_level_from_bytes") == 4.0 * (double)llc);
+    if (*n_memory) {
+        /* not the fastest point of the run (cache points usually are): the fastest memory-level one */
+        assert_true(num(p, "achieved_bytes_per_s") == best_mem);
+    } else {
+        assert_true(isnan(num(p, "achieved_bytes_per_s")));
+        assert_non_null(strstr(p, "\"achieved_reason\":\"no memory-level point"));
+    }
 }
 
 /* Every bandwidth record has the documented keys with sane values. */
@@ -134,7 +248,7 @@ static void check_bandwidth_records(size_t *n_out)
         n++;
         static const char *keys[] = {"kernel", "isa", "bytes", "threads", "node_from", "node_to", "unit",
                                      "median", "p10", "p90", "spread", "ci_lo", "ci_hi", "series", "level", "n",
-                                     "method"};
+                                     "method", "bytes_per_llc", "llc_bytes"};
         for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
             char key[40];
             snprintf(key, sizeof(key), "\"%s\":", keys[k]);
@@ -174,6 +288,9 @@ static void test_bench_one_cpu(void **state)
     assert_non_null(strstr(p, "\"status\":\"unknown\""));
     assert_non_null(strstr(p, "\"peak_bytes_per_s\":null"));
     assert_null(strstr(p, "\"achieved_bytes_per_s\":null"));
+    size_t nm, nb;
+    check_levels_and_best(MiB(2), &nm, &nb);
+    assert_int_equal(nm, 5 * isas); /* the quick sweep's top: 16 MiB >= 4 x 2 MiB, every kernel */
     assert_int_equal(FAKE.live_allocs, 0);
 }
 
@@ -210,6 +327,18 @@ static void test_bench_numa_and_peak(void **state)
     assert_non_null(strstr(p, "\"status\":\"ok\""));
     assert_non_null(strstr(p, "\"peak_bytes_per_s\":19200000000"));
     assert_non_null(strstr(p, "\"memory_type\":\"ddr4\""));
+    assert_non_null(strstr(p, "\"channels\":1,"));
+    assert_non_null(strstr(p, "\"formula\":\"1 channels x 2400 MT/s x 64 bits / 8\""));
+    assert_non_null(strstr(p, "\"fraction_of\":\"the whole system's peak\""));
+    size_t nm, nb;
+    check_levels_and_best(MiB(2), &nm, &nb);
+    assert_true(nm > 0);
+    /* CPUID names no LLC sharing here: each thread is taken to have an LLC of its own, so two threads each
+     * stream 4x the LLC */
+    const char *two = fake_find("bandwidth", "\"series\":\"scaling_package\",\"kernel\":\"read\"", 1);
+    assert_non_null(two);
+    assert_true(num(two, "threads") == 2 && num(two, "bytes_per_llc") == num(two, "bytes"));
+    assert_non_null(strstr(two, "\"level\":\"memory\""));
     assert_null(strstr(p, "\"fraction_of_peak\":null"));
     assert_int_equal(FAKE.live_allocs, 0);
     bandwidth_set_smbios(NULL, 0, NULL);
@@ -229,7 +358,55 @@ static void test_bench_respects_memory_limit(void **state)
             const char *b = strstr(FAKE.rec[i], "\"bytes\":") + 8;
             assert_true(strtoull(b, NULL, 10) <= MiB(3));
         }
+    /* 2 MiB fits, which is the LLC: no memory-level point, and the peak record says why */
+    size_t nm, nb;
+    check_levels_and_best(MiB(2), &nm, &nb);
+    assert_int_equal(nm, 0);
+    assert_non_null(strstr(fake_find("bandwidth_peak", NULL, 0), "limited by free memory"));
     FAKE.alloc_limit = 1ull << 30;
+    assert_int_equal(FAKE.live_allocs, 0);
+}
+
+/* max_bytes below 4x the LLC: the largest points are "llc_to_memory", none is "memory", the best figure is
+ * absent with the reason, in the record and in the text. */
+static void test_bench_no_memory_level_below_4x_llc(void **state)
+{
+    (void)state;
+    setup_machine(1, 1);
+    FAKE.cfg.max_bytes = MiB(6); /* LLC 2 MiB: 4x would be 8 MiB */
+    bench_bandwidth();
+    size_t nm, nb;
+    check_levels_and_best(MiB(2), &nm, &nb);
+    assert_int_equal(nm, 0);
+    assert_true(nb > 0);
+    assert_non_null(fake_find("bandwidth", "\"bytes\":6291456,", 0)); /* read at max_bytes */
+    const char *p = fake_find("bandwidth_peak", NULL, 0);
+    assert_non_null(strstr(p, "limited by max_bytes) is below 4x the LLC (8 MiB)"));
+    assert_non_null(strstr(p, "\"fraction_of_peak\":null"));
+    assert_non_null(fake_text_find("no memory-level point: the largest working set (6 MiB, limited by max_bytes)"));
+    FAKE.cfg.max_bytes = 0;
+    assert_int_equal(FAKE.live_allocs, 0);
+}
+
+/* CPUID says both CPUs share the LLC: two threads split the memory-level working set, and the level is
+ * judged on what the shared LLC sees (both buffers together). */
+static void test_bench_shared_llc(void **state)
+{
+    (void)state;
+    setup_machine(2, 1);
+    FAKE.cpu.caches[3].shared_by = 2;
+    bench_bandwidth();
+    size_t nm, nb;
+    check_levels_and_best(MiB(2), &nm, &nb);
+    const char *one = fake_find("bandwidth", "\"series\":\"scaling_package\",\"kernel\":\"read\"", 0);
+    const char *two = fake_find("bandwidth", "\"series\":\"scaling_package\",\"kernel\":\"read\"", 1);
+    assert_non_null(one);
+    assert_non_null(two);
+    assert_true(num(one, "threads") == 1 && num(two, "threads") == 2);
+    assert_true(num(two, "bytes_per_llc") == 2 * num(two, "bytes"));
+    assert_true(num(two, "bytes") < num(one, "bytes")); /* each thread half (the quick floor is 8 MiB) */
+    assert_true(num(two, "bytes_per_llc") >= 4.0 * MiB(2));
+    assert_non_null(strstr(two, "\"level\":\"memory\""));
     assert_int_equal(FAKE.live_allocs, 0);
 }
 
@@ -242,6 +419,8 @@ int main(void)
         cmocka_unit_test(test_bench_one_cpu),
         cmocka_unit_test(test_bench_numa_and_peak),
         cmocka_unit_test(test_bench_respects_memory_limit),
+        cmocka_unit_test(test_bench_no_memory_level_below_4x_llc),
+        cmocka_unit_test(test_bench_shared_llc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

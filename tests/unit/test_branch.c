@@ -14,6 +14,7 @@
 #include "bench/cycle_accounting.h"
 #include "measure/rand.h"
 #include "tests/unit/bw_fake_platform.h"
+#include "tests/unit/fake_pmu.h"
 
 static void test_lfsr_loop_matches_reference(void **state)
 {
@@ -175,7 +176,7 @@ static void test_bench_branch_records(void **state)
     FAKE.cfg.quick = true;
     FAKE.cfg.time_budget_ms = 1;
     ca_penalty_reset();
-    ca_set_counter_hook(NULL, "test: no PMU");
+    fake_pmu_absent("test: no PMU");
     bench_branch();
     /* one penalty record, with the documented keys and the known-fraction method */
     assert_int_equal(fake_count("penalty"), 1);

@@ -1,5 +1,7 @@
-/* test_bw_smbios.c - SMBIOS entry points (2.1 and 3.0) and type 17 decoding from hand-built tables, including
- * malformed ones, and the theoretical peak. */
+/* test_bw_smbios.c - SMBIOS entry points (2.1 and 3.0), type 16/17 decoding from hand-built tables (malformed
+ * ones included), the channel parser over vendors' locator strings, and the theoretical peak: channels
+ * counted (2 DIMMs per channel are not 2 channels), unknown when the locators name no channel, one DIMM,
+ * mixed speeds. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -111,10 +113,10 @@ static void test_type17_walk(void **state)
     t17(body, 64, 0x7FFF, 0xFFFF, 0xFFFF, 0x22); /* extended size and speeds */
     put32(body + 0x1C, 65536);
     put32(body + 0x54, 70000);
-    put32(body + 0x58, 0x80000000u | 64000); /* bit 31 is reserved: ignored */
-    add(&t, 17, 0x5C, 0x13, body, "DIMM_B1"); /* bank locator names string 2, which is missing */
+    put32(body + 0x58, 0x80000000u | 64000);       /* bit 31 is reserved: ignored */
+    add(&t, 17, 0x5C, 0x13, body, "DIMM_B1");      /* bank locator names string 2, which is missing */
     t17(body, 0xFFFF, 0x8000 | 512, 800, 0, 0x18); /* KB granularity, unknown width */
-    add(&t, 17, 0x22, 0x14, body, NULL); /* 2.7 length, no strings */
+    add(&t, 17, 0x22, 0x14, body, NULL);           /* 2.7 length, no strings */
     add(&t, 127, 4, 0xFFFF, NULL, NULL);
     add(&t, 17, 0x5C, 0x15, body, "after the end");
 
@@ -142,39 +144,423 @@ static void test_type17_walk(void **state)
     assert_int_equal(m.dimm[3].speed_mts, 800);
     assert_string_equal(m.dimm[3].locator, "");
 
+    /* the 4th populated device has no data width: no peak from a partial list */
     struct smbios_peak pk;
-    const char *why;
-    assert_true(smbios_peak(&m, &pk, &why));
-    /* 2933 MT/s x 8 B + 64000 MT/s x 8 B; the 4th has no width */
-    assert_true(pk.bytes_per_s == (2933.0 + 64000.0) * 1e6 * 8);
-    assert_int_equal(pk.dimms, 2);
-    assert_int_equal(pk.mts, 2933);
-    assert_non_null(strstr(pk.method, "configured"));
+    assert_false(smbios_peak(&m, &pk));
+    assert_non_null(strstr(pk.why, "1 of 3 populated devices give no speed or no data width"));
+    assert_true(pk.bytes_per_s == 0);
 }
 
 static void test_peak_fallbacks(void **state)
 {
     (void)state;
-    struct smbios_mem m = {0};
+    static struct smbios_mem m;
+    memset(&m, 0, sizeof(m));
     struct smbios_peak pk;
-    const char *why;
-    assert_false(smbios_peak(&m, &pk, &why));
-    assert_non_null(strstr(why, "no memory devices"));
+    assert_false(smbios_peak(&m, &pk));
+    assert_non_null(strstr(pk.why, "no memory devices"));
     m.devices = m.kept = 1;
     m.dimm[0] = (struct smbios_dimm){.size_bytes = 0};
-    assert_false(smbios_peak(&m, &pk, &why));
-    assert_non_null(strstr(why, "no populated"));
+    assert_false(smbios_peak(&m, &pk));
+    assert_non_null(strstr(pk.why, "no populated"));
     /* QEMU: populated, width 64, speeds 0 (unknown) */
     m.dimm[0] = (struct smbios_dimm){.size_bytes = 1ull << 30, .data_width = 64};
-    assert_false(smbios_peak(&m, &pk, &why));
-    assert_non_null(strstr(why, "speed and a data width"));
+    assert_false(smbios_peak(&m, &pk));
+    assert_non_null(strstr(pk.why, "speed and a data width"));
     assert_true(pk.bytes_per_s == 0);
-    /* configured speed missing: the maximum speed, and the method says so */
+    /* configured speed missing: the maximum speed, and the record says so */
     m.dimm[0].speed_mts = 1333;
-    assert_true(smbios_peak(&m, &pk, &why));
+    assert_true(smbios_peak(&m, &pk));
     assert_true(pk.bytes_per_s == 1333e6 * 8);
-    assert_non_null(strstr(pk.method, "max-capable"));
-    assert_false(smbios_peak(NULL, &pk, &why));
+    assert_false(pk.mts_configured);
+    assert_false(smbios_peak(NULL, &pk));
+    assert_non_null(strstr(pk.why, "no memory devices"));
+}
+
+/* ---- channels ---------------------------------------------------------------------------------------------- */
+
+static void expect_channel(const char *bank, const char *loc, const char *ch, int socket, int node, int ctl, int slot,
+                           const char *from)
+{
+    struct smbios_chan_id id;
+    assert_true(smbios_channel_parse(bank, loc, &id));
+    assert_true(id.ok);
+    assert_string_equal(id.channel, ch);
+    assert_int_equal(id.socket, socket);
+    assert_int_equal(id.node, node);
+    assert_int_equal(id.controller, ctl);
+    assert_int_equal(id.slot, slot);
+    assert_string_equal(id.from, from);
+}
+
+static void test_channel_parser(void **state)
+{
+    (void)state;
+    /* Intel clients (Lenovo, Dell, NUC): the channel in the device locator */
+    expect_channel("BANK 0", "ChannelA-DIMM0", "A", -1, -1, -1, 0, "device locator");
+    expect_channel("BANK 2", "ChannelB-DIMM1", "B", -1, -1, -1, 1, "device locator");
+    /* Intel DDR5 / LPDDR: two controllers, each with a channel A */
+    expect_channel("BANK 0", "Controller1-ChannelA-DIMM0", "A", -1, -1, 1, 0, "device locator");
+    /* AMD desktops and laptops: the channel in the bank locator, the slot in the device locator */
+    expect_channel("P0 CHANNEL A", "DIMM 1", "A", 0, -1, -1, 1, "bank locator");
+    expect_channel("p0 channel b", "dimm 0", "B", 0, -1, -1, 0, "bank locator"); /* case-insensitive */
+    /* AMD EPYC / Supermicro: numbered channel, node, socket; bank wins over the device's DIMM letter */
+    expect_channel("P0_Node0_Channel1_Dimm0", "DIMMB1", "1", 0, 0, -1, 0, "bank locator");
+    expect_channel("P1_Node0_Channel7_Dimm1", "DIMMH2", "7", 1, 0, -1, 1, "bank locator");
+    /* Supermicro Intel: "P1-DIMMA1" is CPU1 channel A slot 1; with an AMI bank string the bank wins */
+    expect_channel("", "P1-DIMMA1", "A", 1, -1, -1, 1, "device locator");
+    expect_channel("P0_Node0_Channel0_Dimm0", "P1-DIMMA1", "0", 0, 0, -1, 0, "bank locator");
+    /* ASUS/MSI/ASRock desktops and Intel/Gigabyte servers: DIMM_<channel letter><slot> */
+    expect_channel("BANK 0", "DIMM_A1", "A", -1, -1, -1, 1, "device locator");
+    expect_channel("NODE 1", "CPU1_DIMM_B2", "B", 1, 1, -1, 2, "device locator");
+    expect_channel("", "DIMM C1", "C", -1, -1, -1, 1, "device locator");
+
+    /* Nothing that names a channel: no guess */
+    static const char *none[][2] = {
+        {"BANK 0", "DIMM 0"},         /* slot only */
+        {"Not Specified", "A1"},      /* Dell PowerEdge: A = CPU 1, not a channel */
+        {"", "PROC 1 DIMM 1"},        /* HPE */
+        {"Not Specified", "DIMM 12"}, /* Lenovo ThinkSystem */
+        {"BANK 2", "SODIMM1"},        /* "DIMM" inside a word */
+        {"", "DIMM A"},               /* a letter without a slot number */
+        {"SUBCHANNEL A", "Bottom-Slot 1(left)"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        struct smbios_chan_id id;
+        assert_false(smbios_channel_parse(none[i][0], none[i][1], &id));
+        assert_false(id.ok);
+    }
+    struct smbios_chan_id id;
+    assert_false(smbios_channel_parse(NULL, NULL, &id));
+    /* the socket forms */
+    assert_true(smbios_channel_parse("SOCKET 3 CHANNEL 2", "", &id) && id.socket == 3 && !strcmp(id.channel, "2"));
+    assert_true(smbios_channel_parse("", "PROC 2 DIMM_C1", &id) && id.socket == 2 && !strcmp(id.channel, "C"));
+    assert_true(smbios_channel_parse("P2P CHANNEL A", "", &id) && id.socket == -1); /* "P2P" is no socket */
+}
+
+// clang-format off: one field per line, as DSP0134 lists them
+/* Byte-exact type 16 and SMBIOS 2.8 type 17 (length 28h) structures as firmware writes them: a board with
+ * 4 DDR4-3200 DIMMs, two per channel, as dmidecode --dump shows them. */
+#define T16_SYSTEM_4_SLOTS                                              \
+    0x10, 0x17, 0x00, 0x10,     /* type 16, length 17h, handle 1000h */ \
+        0x03,                   /* location: system board */            \
+        0x03,                   /* use: system memory */                \
+        0x03,                   /* error correction: none */            \
+        0x00, 0x00, 0x00, 0x08, /* maximum capacity 128 GiB (in KiB) */ \
+        0xFE, 0xFF,             /* no error information */              \
+        0x04, 0x00,             /* number of memory devices: 4 */       \
+        0, 0, 0, 0, 0, 0, 0, 0, /* extended maximum capacity */         \
+        0x00, 0x00              /* no strings */
+
+/* handle, size MB, speed, configured speed; strings 1 "device locator", 2 "bank locator", 3 manufacturer */
+#define T17_DDR4(h, size, speed, conf)                                                                        \
+    0x11, 0x28, (h)&0xFF, (h) >> 8,        /* type 17, length 28h */                                          \
+        0x00, 0x10,                        /* physical memory array handle 1000h */                           \
+        0xFE, 0xFF,                        /* no error information */                                         \
+        0x48, 0x00,                        /* total width 72 */                                               \
+        0x40, 0x00,                        /* data width 64 */                                                \
+        (size)&0xFF, (size) >> 8,          /* size, MB */                                                     \
+        0x09,                              /* form factor: DIMM */                                            \
+        0x00,                              /* device set */                                                   \
+        0x01, 0x02,                        /* device locator: string 1, bank locator: string 2 */             \
+        0x1A,                              /* memory type: DDR4 */                                            \
+        0x80, 0x00,                        /* type detail: synchronous */                                     \
+        (speed)&0xFF, (speed) >> 8,        /* speed MT/s */                                                   \
+        0x03, 0x00, 0x00, 0x00,            /* manufacturer: string 3; serial, asset tag, part number: none */ \
+        0x02,                              /* attributes: 2 ranks */                                          \
+        0x00, 0x00, 0x00, 0x00,            /* extended size */                                                \
+        (conf)&0xFF, (conf) >> 8,          /* configured memory speed MT/s */                                 \
+        0xB0, 0x04, 0xB0, 0x04, 0xB0, 0x04 /* voltages 1.2 V */
+
+static const uint8_t two_per_channel[] = {
+    T16_SYSTEM_4_SLOTS,
+    T17_DDR4(0x1100, 16384, 3200, 3200),
+    'D',
+    'I',
+    'M',
+    'M',
+    ' ',
+    '0',
+    0,
+    'P',
+    '0',
+    ' ',
+    'C',
+    'H',
+    'A',
+    'N',
+    'N',
+    'E',
+    'L',
+    ' ',
+    'A',
+    0,
+    'S',
+    'a',
+    'm',
+    's',
+    'u',
+    'n',
+    'g',
+    0,
+    0,
+    T17_DDR4(0x1101, 16384, 3200, 3200),
+    'D',
+    'I',
+    'M',
+    'M',
+    ' ',
+    '1',
+    0,
+    'P',
+    '0',
+    ' ',
+    'C',
+    'H',
+    'A',
+    'N',
+    'N',
+    'E',
+    'L',
+    ' ',
+    'A',
+    0,
+    'S',
+    'a',
+    'm',
+    's',
+    'u',
+    'n',
+    'g',
+    0,
+    0,
+    T17_DDR4(0x1102, 16384, 3200, 3200),
+    'D',
+    'I',
+    'M',
+    'M',
+    ' ',
+    '0',
+    0,
+    'P',
+    '0',
+    ' ',
+    'C',
+    'H',
+    'A',
+    'N',
+    'N',
+    'E',
+    'L',
+    ' ',
+    'B',
+    0,
+    'S',
+    'a',
+    'm',
+    's',
+    'u',
+    'n',
+    'g',
+    0,
+    0,
+    T17_DDR4(0x1103, 16384, 3200, 3200),
+    'D',
+    'I',
+    'M',
+    'M',
+    ' ',
+    '1',
+    0,
+    'P',
+    '0',
+    ' ',
+    'C',
+    'H',
+    'A',
+    'N',
+    'N',
+    'E',
+    'L',
+    ' ',
+    'B',
+    0,
+    'S',
+    'a',
+    'm',
+    's',
+    'u',
+    'n',
+    'g',
+    0,
+    0,
+    0x7F,
+    0x04,
+    0xFF,
+    0xFF,
+    0,
+    0, /* end of table */
+};
+
+// clang-format on
+
+static void test_peak_two_dimms_per_channel(void **state)
+{
+    (void)state;
+    static struct smbios_mem m;
+    assert_int_equal(smbios_mem_parse(two_per_channel, sizeof(two_per_channel), &m), SMBIOS_OK);
+    assert_true(m.ended);
+    assert_int_equal(m.devices, 4);
+    assert_int_equal(m.populated, 4);
+    assert_int_equal(m.arrays, 1);
+    assert_int_equal(m.slots, 4);
+    assert_int_equal(m.dimm[3].array_handle, 0x1000);
+    assert_string_equal(m.dimm[2].locator, "DIMM 0");
+    assert_string_equal(m.dimm[2].bank, "P0 CHANNEL B");
+    assert_int_equal(m.dimm[1].configured_mts, 3200);
+    struct smbios_peak pk;
+    assert_true(smbios_peak(&m, &pk));
+    /* 4 DIMMs, 2 channels: 2 x 3200 MT/s x 8 B = 51.2 GB/s, not 4 x (102.4) */
+    assert_int_equal(pk.dimms, 4);
+    assert_int_equal(pk.channels, 2);
+    assert_int_equal(pk.max_dimms_per_channel, 2);
+    assert_true(pk.bytes_per_s == 2 * 3200e6 * 8);
+    assert_int_equal(pk.mts, 3200);
+    assert_true(pk.mts_configured);
+    assert_int_equal(pk.data_width, 64);
+    assert_int_equal(pk.sockets, 1);
+    assert_true(pk.per_socket_bytes_per_s == pk.bytes_per_s);
+    assert_string_equal(pk.formula, "2 channels x 3200 MT/s x 64 bits / 8");
+    assert_non_null(strstr(pk.channel_method, "locator"));
+    assert_string_equal(smbios_mem_type_name(pk.type), "ddr4");
+}
+
+/* A table of n type 17 devices with the given locators (64-bit, DDR4), speeds per device, and a type 16. */
+static void build(struct tb *t, uint16_t slots, size_t n, const char *const *strings, const uint16_t *speed,
+                  const uint16_t *conf)
+{
+    uint8_t body[0x5C];
+    t->n = 0;
+    uint8_t t16[0x17] = {16, 0x17, 0, 0x10, 0x03, 0x03, 0x03};
+    put16(t16 + 0x0D, slots);
+    add(t, 16, 0x17, 0x1000, t16, NULL);
+    for (size_t i = 0; i < n; i++) {
+        t17(body, 64, 8192, speed[i], conf[i], 0x1A);
+        add(t, 17, 0x5C, (uint16_t)(0x1100 + i), body, strings[i]);
+    }
+    add(t, 127, 4, 0xFFFF, NULL, NULL);
+}
+
+static void test_peak_unknown_locators(void **state)
+{
+    (void)state;
+    static struct smbios_mem m;
+    struct smbios_peak pk;
+    struct tb t;
+    const uint16_t sp[4] = {2666, 2666, 2666, 2666};
+    /* Dell PowerEdge: "A1".."A4" are slots of CPU 1, channel unknown */
+    static const char *const dell[] = {"A1|Not Specified", "A2|Not Specified", "A3|Not Specified", "A4|Not Specified"};
+    build(&t, 4, 4, dell, sp, sp);
+    assert_int_equal(smbios_mem_parse(t.b, t.n, &m), SMBIOS_OK);
+    assert_false(smbios_peak(&m, &pk));
+    assert_non_null(strstr(pk.why, "channels unknown"));
+    assert_non_null(strstr(pk.why, "\"A1\" / bank locator \"Not Specified\" names no memory channel"));
+    assert_non_null(strstr(pk.why, "one DIMM per channel is not assumed"));
+    assert_true(pk.bytes_per_s == 0 && pk.channels == 0);
+    /* one device of four unparsable is enough to say unknown */
+    static const char *const mixed[] = {"DIMM_A1|BANK 0", "DIMM_A2|BANK 1", "DIMM_B1|BANK 2", "DIMM 4|BANK 3"};
+    build(&t, 4, 4, mixed, sp, sp);
+    assert_int_equal(smbios_mem_parse(t.b, t.n, &m), SMBIOS_OK);
+    assert_false(smbios_peak(&m, &pk));
+    assert_non_null(strstr(pk.why, "\"DIMM 4\""));
+    /* two sockets whose locators omit the socket: the same channel and slot twice, a contradiction */
+    static const char *const twin[] = {"DIMM_A1|BANK 0", "DIMM_B1|BANK 1", "DIMM_A1|BANK 0", "DIMM_B1|BANK 1"};
+    build(&t, 8, 4, twin, sp, sp);
+    assert_int_equal(smbios_mem_parse(t.b, t.n, &m), SMBIOS_OK);
+    assert_false(smbios_peak(&m, &pk));
+    assert_non_null(strstr(pk.why, "same channel and slot"));
+    /* more channels than type 16 has slots */
+    static const char *const four[] = {"DIMM_A1", "DIMM_B1", "DIMM_C1", "DIMM_D1"};
+    build(&t, 2, 4, four, sp, sp);
+    assert_int_equal(smbios_mem_parse(t.b, t.n, &m), SMBIOS_OK);
+    assert_false(smbios_peak(&m, &pk));
+    assert_non_null(strstr(pk.why, "4 channels, type 16 has 2 slots"));
+    /* the same with enough slots: 4 channels */
+    build(&t, 4, 4, four, sp, sp);
+    assert_int_equal(smbios_mem_parse(t.b, t.n, &m), SMBIOS_OK);
+    assert_true(smbios_peak(&m, &pk));
+    assert_int_equal(pk.channels, 4);
+    assert_true(pk.bytes_per_s == 4 * 2666e6 * 8);
+    assert_int_equal(pk.sockets, 0); /* not named */
+    assert_true(pk.per_socket_bytes_per_s == 0);
+}
+
+static void test_peak_single_dimm(void **state)
+{
+    (void)state;
+    static struct smbios_mem m;
+    struct smbios_peak pk;
+    struct tb t;
+    uint8_t body[0x5C];
+    /* a laptop's one SO-DIMM, locator naming no channel, one empty slot beside it */
+    t.n = 0;
+    t17(body, 64, 8192, 3200, 2933, 0x1A);
+    add(&t, 17, 0x5C, 0x40, body, "SODIMM1|BANK 0");
+    t17(body, 64, 0, 0, 0, 0x02);
+    add(&t, 17, 0x5C, 0x41, body, "SODIMM2|BANK 2");
+    add(&t, 127, 4, 0xFFFF, NULL, NULL);
+    assert_int_equal(smbios_mem_parse(t.b, t.n, &m), SMBIOS_OK);
+    assert_true(smbios_peak(&m, &pk));
+    assert_int_equal(pk.dimms, 1);
+    assert_int_equal(pk.channels, 1);
+    assert_true(pk.bytes_per_s == 2933e6 * 8);
+    assert_int_equal(pk.mts, 2933);
+    assert_string_equal(pk.formula, "1 channels x 2933 MT/s x 64 bits / 8");
+    assert_non_null(strstr(pk.channel_method, "one populated device"));
+}
+
+static void test_peak_mixed_speeds(void **state)
+{
+    (void)state;
+    static struct smbios_mem m;
+    struct smbios_peak pk;
+    struct tb t;
+    static const char *const loc[] = {"ChannelA-DIMM0|BANK 0", "ChannelB-DIMM0|BANK 2", "ChannelC-DIMM0|BANK 4"};
+    /* configured speeds 3200 and 2933 (maximum 3600 and 3200): the slowest configured one, 2933 */
+    const uint16_t speed[] = {3600, 3200, 2666}, conf[] = {3200, 2933, 0};
+    build(&t, 4, 2, loc, speed, conf);
+    assert_int_equal(smbios_mem_parse(t.b, t.n, &m), SMBIOS_OK);
+    assert_true(smbios_peak(&m, &pk));
+    assert_int_equal(pk.mts, 2933);
+    assert_true(pk.mts_configured);
+    assert_true(pk.bytes_per_s == 2 * 2933e6 * 8);
+    /* a third device without a configured speed: its maximum speed, 2666, is the slowest */
+    build(&t, 4, 3, loc, speed, conf);
+    assert_int_equal(smbios_mem_parse(t.b, t.n, &m), SMBIOS_OK);
+    assert_true(smbios_peak(&m, &pk));
+    assert_int_equal(pk.channels, 3);
+    assert_int_equal(pk.mts, 2666);
+    assert_false(pk.mts_configured);
+    assert_true(pk.bytes_per_s == 3 * 2666e6 * 8);
+}
+
+static void test_peak_per_socket(void **state)
+{
+    (void)state;
+    static struct smbios_mem m;
+    struct smbios_peak pk;
+    struct tb t;
+    static const char *const loc[] = {"CPU0_DIMM_A1|NODE 0", "CPU0_DIMM_B1|NODE 0", "CPU1_DIMM_A1|NODE 1",
+                                      "CPU1_DIMM_B1|NODE 1"};
+    const uint16_t sp[] = {2400, 2400, 2400, 2400};
+    build(&t, 16, 4, loc, sp, sp);
+    assert_int_equal(smbios_mem_parse(t.b, t.n, &m), SMBIOS_OK);
+    assert_true(smbios_peak(&m, &pk));
+    assert_int_equal(pk.channels, 4);
+    assert_int_equal(pk.sockets, 2);
+    assert_true(pk.bytes_per_s == 4 * 2400e6 * 8);
+    assert_true(pk.per_socket_bytes_per_s == 2 * 2400e6 * 8);
 }
 
 static void test_malformed_tables(void **state)
@@ -248,6 +634,12 @@ int main(void)
         cmocka_unit_test(test_type17_walk),
         cmocka_unit_test(test_peak_fallbacks),
         cmocka_unit_test(test_malformed_tables),
+        cmocka_unit_test(test_channel_parser),
+        cmocka_unit_test(test_peak_two_dimms_per_channel),
+        cmocka_unit_test(test_peak_unknown_locators),
+        cmocka_unit_test(test_peak_single_dimm),
+        cmocka_unit_test(test_peak_mixed_speeds),
+        cmocka_unit_test(test_peak_per_socket),
         cmocka_unit_test(test_many_devices_kept_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

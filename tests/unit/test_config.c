@@ -83,6 +83,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.seed, 0x9e3779b97f4a7c15ull);
     assert_string_equal(c.serialize, "lfence");
     assert_int_equal(c.time_budget_ms, 0);
+    assert_int_equal(c.turbo, CFG_TURBO_LEAVE);
     assert_int_equal(c.set_mask, 0);
 
     char buf[1024];
@@ -92,7 +93,8 @@ static void test_defaults(void **state)
                         "\"on_finish\":\"shutdown\",\"bench\":\"all\",\"max_bytes\":0,"
                         "\"trace_msr\":false,\"pmu_assume\":\"none\",\"events\":\"\","
                         "\"acpi_dump\":false,\"max_cpus\":0,\"seed\":\"0x9e3779b97f4a7c15\","
-                        "\"serialize\":\"lfence\",\"time_budget_ms\":0,\"crash_test\":\"none\"}");
+                        "\"serialize\":\"lfence\",\"time_budget_ms\":0,\"crash_test\":\"none\","
+                        "\"turbo\":\"leave\"}");
 }
 
 static void test_key_help(void **state)
@@ -147,7 +149,8 @@ static void test_file_all_keys(void **state)
                        "seed = 0xDEADbeef12345678\n"
                        "serialize = cpuid\n"
                        "time_budget_ms = 600000\n"
-                       "crash_test = nested\n";
+                       "crash_test = nested\n"
+                       "turbo = off\n";
     assert_int_equal(parse_file(&c, text), 0);
     assert_int_equal(c.profile, PROFILE_QUICK);
     assert_int_equal(c.serial_port, 0x2F8);
@@ -164,6 +167,7 @@ static void test_file_all_keys(void **state)
     assert_string_equal(c.serialize, "cpuid");
     assert_int_equal(c.time_budget_ms, 600000);
     assert_string_equal(c.crash_test, "nested");
+    assert_int_equal(c.turbo, CFG_TURBO_OFF);
     assert_int_equal(c.set_mask, (1u << CFG_KEY_COUNT) - 1);
 
     char buf[1024];
@@ -174,7 +178,8 @@ static void test_file_all_keys(void **state)
                         "\"max_bytes\":67108864,\"trace_msr\":true,\"pmu_assume\":\"amd_fam10h\","
                         "\"events\":\"INST_RETIRED.ANY,0x412e\",\"acpi_dump\":true,"
                         "\"max_cpus\":4096,\"seed\":\"0xdeadbeef12345678\","
-                        "\"serialize\":\"cpuid\",\"time_budget_ms\":600000,\"crash_test\":\"nested\"}");
+                        "\"serialize\":\"cpuid\",\"time_budget_ms\":600000,\"crash_test\":\"nested\","
+                        "\"turbo\":\"off\"}");
 }
 
 static void test_file_syntax(void **state)
@@ -355,6 +360,9 @@ static void test_numeric_values(void **state)
         {"on_finish=halt", OFF(on_finish), FINISH_HALT},
         {"on_finish=shutdown", OFF(on_finish), FINISH_SHUTDOWN},
         {"profile=auto", OFF(profile), PROFILE_AUTO},
+        {"turbo=off", OFF(turbo), CFG_TURBO_OFF},
+        {"turbo=OFF", OFF(turbo), CFG_TURBO_OFF},
+        {"turbo=leave", OFF(turbo), CFG_TURBO_LEAVE},
     };
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         struct config c;
@@ -385,6 +393,9 @@ static void test_bad_values(void **state)
         const char *line, *msg;
     } cases[] = {
         {"profile=fast", "bad value 'fast' for 'profile': expected auto|quick|full"},
+        {"turbo=on", "bad value 'on' for 'turbo': expected leave|off"},
+        {"turbo=0", "bad value '0' for 'turbo': expected leave|off"},
+        {"turbo=disable", "bad value 'disable' for 'turbo': expected leave|off"},
         {"profile=quick full", "bad value 'quick full' for 'profile': expected auto|quick|full"},
         {"serial=com5", "bad value 'com5' for 'serial': expected auto|none|com1..com4|0xNNN|port number"},
         {"serial=0x10000", "bad value '0x10000' for 'serial': expected an I/O port number 0..0xffff"},

@@ -1,5 +1,5 @@
 /* test_cycle_accounting.c - sum of P_i x N_i and the unaccounted remainder on synthetic counts, the penalty
- * registry, event counting through a fake PMU hook (candidate fallback, grouping), the record, and the penalty
+ * registry, event counting through the fake PMU (candidate fallback, grouping), the record, and the penalty
  * arithmetic helpers; bench_cycle_accounting without a PMU. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include "bench/penalty.h"
 #include "kernel/json.h"
 #include "tests/unit/bw_fake_platform.h"
+#include "tests/unit/fake_pmu.h"
 
 static void test_compute(void **state)
 {
@@ -112,46 +113,12 @@ static void test_suspect_penalty_dropped(void **state)
                                 "\"dropped\":\"suspect: -3 cycles: a penalty must be positive\""));
 }
 
-/* A fake PMU: knows some event names, counts "events" as fixed multiples of how often the workload ran. */
-static const char *known[] = {"UNHALTED_CORE_CYCLES", "UOPS_RETIRED:STALL_CYCLES", "BR_MISP_RETIRED",
-                              "MEM_LOAD_RETIRED:LLC_MISS", "ARITH:CYCLES_DIV_BUSY", NULL};
-static const char *armed[16];
-static unsigned n_armed, starts, fail_groups_over;
+/* The fake PMU (tests/unit/fake_pmu.c): knows some event names, counts fixed amounts per run of the workload. */
+static const struct fake_pmu_event fake_events[] = {
+    {"UNHALTED_CORE_CYCLES", 1000000}, {"UOPS_RETIRED:STALL_CYCLES", 400000}, {"BR_MISP_RETIRED", 5000},
+    {"MEM_LOAD_RETIRED:LLC_MISS", 1000}, {"ARITH:CYCLES_DIV_BUSY", 7000},     {NULL, 0},
+};
 static uint64_t work_runs;
-
-static int known_index(const char *s)
-{
-    for (int i = 0; known[i]; i++)
-        if (!strcmp(known[i], s))
-            return i;
-    return -1;
-}
-static bool fk_accepts(const char *s) { return known_index(s) >= 0; }
-static int fk_start(const char *const *specs, unsigned n, char *why, size_t len)
-{
-    if (fail_groups_over && n > fail_groups_over) {
-        snprintf(why, len, "no counter fits");
-        return -1;
-    }
-    for (unsigned i = 0; i < n; i++)
-        if (known_index(specs[i]) < 0) {
-            snprintf(why, len, "unknown event %s", specs[i]);
-            return -1;
-        }
-    memcpy(armed, specs, n * sizeof(*specs));
-    n_armed = n;
-    starts++;
-    work_runs = 0;
-    return 0;
-}
-static int fk_stop(uint64_t *counts, unsigned n)
-{
-    static const uint64_t per_run[] = {1000000, 400000, 5000, 1000, 7000};
-    for (unsigned i = 0; i < n && i < n_armed; i++)
-        counts[i] = per_run[known_index(armed[i])] * work_runs;
-    return 0;
-}
-static struct ca_counter_hook fake_hook = {2, fk_accepts, fk_start, fk_stop, "fake"};
 
 static void workload(void *arg)
 {
@@ -159,47 +126,51 @@ static void workload(void *arg)
     work_runs++;
 }
 
-static void test_count_through_hook(void **state)
+static void test_count_through_pmu(void **state)
 {
     (void)state;
     char why[160];
     struct ca_event ev[3] = {{.candidates = ca_ev_cycles}, {.candidates = ca_ev_br_misp}, {.candidates = ca_ev_unc_reads}};
-    ca_set_counter_hook(NULL, "test: no PMU here");
+    fake_pmu_absent("test: no PMU here");
+    work_runs = 0;
     assert_int_equal(ca_count(ev, 3, workload, NULL, why, sizeof(why)), -1);
     assert_string_equal(why, "test: no PMU here");
-    const char *w;
-    assert_null(ca_counter_hook(&w));
+    assert_int_equal(work_runs, 0); /* nothing to count: the workload is not run */
+    const char *w = NULL;
+    assert_false(ca_can_count(&w));
     assert_string_equal(w, "test: no PMU here");
 
-    ca_set_counter_hook(&fake_hook, NULL);
-    starts = 0;
-    fail_groups_over = 0;
+    fake_pmu_counts(fake_events, 2);
+    assert_true(ca_can_count(NULL));
     /* the first candidate the PMU knows is used; the uncore event is not countable and says so */
     assert_int_equal(ca_count(ev, 3, workload, NULL, why, sizeof(why)), 2);
     assert_string_equal(ev[0].used, "UNHALTED_CORE_CYCLES");
     assert_string_equal(ev[1].used, "BR_MISP_RETIRED"); /* after BR_MISP_RETIRED:ALL_BRANCHES was refused */
     assert_null(ev[2].used);
     assert_true(ev[0].count == 1000000 && ev[1].count == 5000);
-    assert_int_equal(starts, 1); /* two events, one group of max_events = 2 */
+    assert_int_equal(FAKE_PMU.groups, 1); /* two events, one group of max_events = 2 ... */
+    assert_int_equal(work_runs, 1);       /* ... around one run of the workload */
 
     /* a group that does not fit falls back to one event per run */
     struct ca_event e3[3] = {{.candidates = ca_ev_cycles}, {.candidates = ca_ev_stalls}, {.candidates = ca_ev_div_busy}};
-    fail_groups_over = 1;
-    starts = 0;
+    FAKE_PMU.fail_groups_over = 1;
+    FAKE_PMU.groups = 0;
+    work_runs = 0;
     assert_int_equal(ca_count(e3, 3, workload, NULL, why, sizeof(why)), 3);
-    assert_int_equal(starts, 3);
-    assert_true(e3[1].count == 400000 && e3[2].count == 7000);
+    assert_int_equal(FAKE_PMU.groups, 3);
+    assert_int_equal(work_runs, 3); /* groups {cycles, stalls} refused, then three single-event runs */
+    assert_true(e3[0].count == 1000000 && e3[1].count == 400000 && e3[2].count == 7000);
 
     struct ca_event none = {.candidates = ca_ev_unc_writes};
     assert_int_equal(ca_count(&none, 1, workload, NULL, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "none of the events"));
-    fail_groups_over = 0;
+    FAKE_PMU.fail_groups_over = 0;
 }
 
 static void test_measure_and_record(void **state)
 {
     (void)state;
-    ca_set_counter_hook(&fake_hook, NULL);
+    fake_pmu_counts(fake_events, 2);
     ca_penalty_reset();
     ca_penalty_set(CA_P_DRAM, 200, QUALITY_OK, NULL);
     ca_penalty_set(CA_P_BRANCH, 15, QUALITY_OK, NULL);
@@ -232,11 +203,11 @@ static void test_measure_and_record(void **state)
     assert_non_null(strstr(buf, "{\"event\":null,\"penalty_name\":\"llc_hit\",\"count\":null,\"penalty\":null"));
 
     /* no stall event on this PMU: unavailable with the reason */
-    known[1] = "NOT_THERE";
+    FAKE_PMU.events[1].name = "NOT_THERE";
     assert_int_equal(ca_measure(&a, workload, NULL), -1);
     assert_false(a.ok);
     assert_string_equal(a.reason, "no stall-cycle event on this PMU");
-    known[1] = "UOPS_RETIRED:STALL_CYCLES";
+    FAKE_PMU.events[1].name = "UOPS_RETIRED:STALL_CYCLES";
     json_init(&j, buf, sizeof(buf));
     json_obj_begin(&j);
     ca_account_json(&j, "unit", &a);
@@ -261,7 +232,7 @@ static void test_bench_without_pmu(void **state)
 {
     (void)state;
     fake_reset();
-    ca_set_counter_hook(NULL, "test: QEMU TCG has no PMU");
+    fake_pmu_absent("test: QEMU TCG has no PMU");
     bench_cycle_accounting();
     assert_int_equal(fake_count("cycle_accounting"), 4);
     for (size_t i = 0; i < 4; i++) {
@@ -276,7 +247,7 @@ static void test_bench_with_fake_pmu(void **state)
     (void)state;
     fake_reset();
     FAKE.cfg.quick = true;
-    ca_set_counter_hook(&fake_hook, NULL);
+    fake_pmu_counts(fake_events, 2);
     ca_penalty_reset();
     ca_penalty_set(CA_P_BRANCH, 15, QUALITY_OK, NULL);
     bench_cycle_accounting();
@@ -292,7 +263,7 @@ int main(void)
         cmocka_unit_test(test_compute),
         cmocka_unit_test(test_penalty_registry),
         cmocka_unit_test(test_suspect_penalty_dropped),
-        cmocka_unit_test(test_count_through_hook),
+        cmocka_unit_test(test_count_through_pmu),
         cmocka_unit_test(test_measure_and_record),
         cmocka_unit_test(test_penalty_arithmetic),
         cmocka_unit_test(test_bench_without_pmu),

@@ -13,6 +13,7 @@
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
 #include "tests/unit/bw_fake_platform.h"
+#include "tests/unit/fake_pmu.h"
 
 struct spin {
     uint64_t calls, iters_total, sink;
@@ -94,7 +95,7 @@ static void test_bench_penalty_records(void **state)
     };
     memcpy(FAKE.cpu.caches, caches, sizeof(caches));
     FAKE.cpu.n_caches = 3;
-    ca_set_counter_hook(NULL, "test: no PMU");
+    fake_pmu_absent("test: no PMU");
     ca_penalty_reset();
     bench_penalty();
     static const char *names[] = {"l1_hit", "line_split_load", "page_split_load", "l2_hit",

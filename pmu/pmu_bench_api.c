@@ -1,0 +1,144 @@
+/* pmu_bench_api.c - the UEFI image's pmu_bench_api.h: RDPMC core cycles, counting groups around a function, PEBS per Table 2 row. */
+#include "pmu/pmu_bench_api.h"
+#include "kernel/fmt.h"
+#include "measure/timing.h"
+#include "pmu/counting.h"
+#include "pmu/pebs_capture.h"
+#include "pmu/pmu.h"
+#include "pmu/pmu_selftest.h"
+
+/* ---- core cycles ---------------------------------------------------------------------------------- */
+
+static uint32_t cycles_idx;
+static uint64_t cycles_mask;
+
+const char *pmu_core_cycles_method(void)
+{
+    if (!PMU.has[PMU_FEAT_COUNTING] || PMU.assumed)
+        return NULL; /* QEMU raises #UD for RDPMC: never under pmu_assume */
+    return "pmu unhalted core cycles via RDPMC (IA32_FIXED_CTR1 / 3CH, AMD 76H, P4 global_power_events)";
+}
+
+bool pmu_core_cycles_read(uint64_t *value)
+{
+    const char *why;
+    if (!pmu_core_cycles_method() || pmu_cpu_index() != 0)
+        return false;
+    pmu_selftest_ensure();
+    if (!pmu_figures_valid(PMU_FEAT_COUNTING, &why))
+        return false;
+    if (!pmu_cycles_running()) {
+        if (!pmu_cycles_start(&cycles_idx, &why))
+            return false;
+        uint8_t w = pmu_cycles_width();
+        cycles_mask = w >= 64 ? ~0ULL : (1ULL << w) - 1;
+    }
+    *value = timing_rdpmc(cycles_idx) & cycles_mask;
+    return true;
+}
+
+/* ---- counting groups -------------------------------------------------------------------------------
+ * One pmu/counting.h set, one group, per call. Whether counting is possible is decided once, on first
+ * use: the PMU may be programmed and its figures are measurements (not pmu_assume, self-test passed). */
+
+static struct pmu_counting count_pc, count_probe;
+static bool count_decided;
+static unsigned count_max;
+static char count_reason[160];
+
+unsigned pmu_count_max_events(const char **why)
+{
+    if (!count_decided) {
+        const char *w = NULL;
+        count_decided = true;
+        if (!pmu_may_program(PMU_FEAT_COUNTING, &w) || !pmu_figures_valid(PMU_FEAT_COUNTING, &w))
+            fmt_snprintf(count_reason, sizeof(count_reason), "PMU: %s", w ? w : "not usable");
+        else
+            count_max = PMU.caps.gp_counters ? PMU.caps.gp_counters : 2;
+    }
+    if (!count_max && why)
+        *why = count_reason;
+    return count_max;
+}
+
+bool pmu_count_accepts(const char *spec)
+{
+    return pmu_count_max_events(NULL) && pmu_counting_prepare(&count_probe, spec, "probe") == PMU_COUNTING_OK &&
+           count_probe.valid && count_probe.nev == 1;
+}
+
+enum pmu_count_status pmu_count_around(const char *const *specs, unsigned n, void (*fn)(void *), void *arg,
+                                       uint64_t *counts, char *why, size_t whylen)
+{
+    const char *no;
+    if (!pmu_count_max_events(&no)) {
+        fmt_snprintf(why, whylen, "%s", no);
+        return PMU_COUNT_REFUSED;
+    }
+    char list[768];
+    size_t o = 0;
+    list[0] = 0;
+    for (unsigned i = 0; i < n && o < sizeof(list); i++)
+        o += (size_t)fmt_snprintf(list + o, sizeof(list) - o, "%s%s", i ? "," : "", specs[i]);
+    if (o >= sizeof(list)) {
+        fmt_snprintf(why, whylen, "event list too long");
+        return PMU_COUNT_REFUSED;
+    }
+    int st = pmu_counting_prepare(&count_pc, list, "cycle_accounting");
+    if (st != PMU_COUNTING_OK || !count_pc.valid) {
+        fmt_snprintf(why, whylen, "%s", count_pc.err[0] ? count_pc.err : count_pc.why ? count_pc.why : "not countable");
+        return PMU_COUNT_REFUSED;
+    }
+    if (count_pc.ngroups != 1 || count_pc.nev != n) {
+        fmt_snprintf(why, whylen, "%u events need %u counter groups", n, count_pc.ngroups);
+        return PMU_COUNT_REFUSED;
+    }
+    if (pmu_counting_begin(&count_pc, 0) != 0) {
+        fmt_snprintf(why, whylen, "the counter group could not be programmed");
+        return PMU_COUNT_REFUSED;
+    }
+    fn(arg);
+    pmu_counting_end(&count_pc, 0);
+    for (unsigned i = 0; i < n; i++) {
+        if (i >= count_pc.nev || !count_pc.measured[i] || count_pc.overflowed[i])
+            return PMU_COUNT_LOST;
+        counts[i] = count_pc.value[i];
+    }
+    return PMU_COUNT_OK;
+}
+
+/* ---- PEBS per Table 2 row --------------------------------------------------------------------------- */
+
+#define PEBS_MIN_RECORDS 256 /* replay until this many samples ... */
+#define PEBS_MAX_REPLAYS 16  /* ... or this many replays */
+
+bool pmu_latency_pebs_available(void) { return PMU.has[PMU_FEAT_PEBS]; }
+
+void pmu_latency_pebs(const struct pmu_latency_pebs_ctx *c, int (*replay)(void *arg), void *arg)
+{
+    static struct pmu_pebs_capture cap;
+    if (c->cpu != 0) {
+        memset(&cap, 0, sizeof(cap));
+        cap.status = -1;
+        cap.why = "PEBS is armed on the benchmark's own CPU only; this row measures on another CPU";
+        cap.timing_cycles = c->cycles;
+        pmu_pebs_emit(&cap, c->row);
+        return;
+    }
+    /* About 512 samples per replay at most, never fewer qualifying loads than the default period. */
+    uint64_t period = c->loads_per_replay / 512;
+    period = (period < PMU_PEBS_DEFAULT_PERIOD ? PMU_PEBS_DEFAULT_PERIOD : period) | 1;
+    if (pmu_pebs_begin(&cap, c->lines, c->bytes, PMU_PEBS_DEFAULT_LDLAT, period) == 0) {
+        unsigned max = cap.valid ? PEBS_MAX_REPLAYS : 1; /* a dry run exercises the path once */
+        for (unsigned i = 0; i < max; i++) {
+            if (replay(arg) != 0)
+                break;
+            pmu_pebs_poll(&cap, false);
+            if (cap.records >= PEBS_MIN_RECORDS)
+                break;
+        }
+        pmu_pebs_end(&cap);
+    }
+    cap.timing_cycles = c->cycles;
+    pmu_pebs_emit(&cap, c->row);
+}

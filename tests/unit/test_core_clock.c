@@ -1,0 +1,286 @@
+/* test_core_clock.c - kernel/core_clock.c: chain ratios from scripted timings, the agreement rule and which chain is blamed, APERF/MPERF first, the IMUL latency table, the JSON, and one live measurement. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bench/crosscheck.h"
+#include "kernel/core_clock.h"
+
+/* The kernel's tolerance is the one the cross-check record states. */
+_Static_assert(CORE_CLOCK_TOL == XC_TOL_RATIO, "CORE_CLOCK_TOL must equal XC_TOL_RATIO");
+
+#define assert_near(a, b, eps)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (eps)))                                                             \
+            fail_msg("%s = %.17g, expected %.17g +- %g", #a, a_, b_, (double)(eps));               \
+    } while (0)
+
+/* Runs of one chain whose ratio is `ratio` in every run but one, which reads `ratio x odd`. */
+static void script(struct core_chain_runs *r, uint32_t latency, double ratio, double odd)
+{
+    memset(r, 0, sizeof(*r));
+    r->n = CORE_CLOCK_RUNS;
+    r->insns = 1000000;
+    r->latency = latency;
+    for (uint32_t i = 0; i < r->n; i++) {
+        double want = i == 3 ? ratio * odd : ratio;
+        r->ticks[i] = (uint64_t)llround((double)r->insns * latency / want);
+    }
+}
+
+static void decide(struct core_clock *c, double add, double imul, uint32_t imul_latency)
+{
+    struct core_chain_runs runs[CORE_CHAIN_COUNT];
+    script(&runs[CORE_CHAIN_ADD], 1, add, 1.0);
+    script(&runs[CORE_CHAIN_IMUL], imul_latency, imul, 1.0);
+    core_clock_decide(c, runs, NULL, 0, false);
+}
+
+static void test_chain_median_and_spread(void **state)
+{
+    (void)state;
+    struct core_chain_runs in = {.n = 5, .insns = 1000, .latency = 1, .ticks = {500, 400, 600, 500, 510}};
+    struct core_chain_ratio r;
+    core_chain_ratio_compute(&r, &in);
+    assert_true(r.valid);
+    assert_int_equal(r.n, 5);
+    assert_near(r.ratio, 2.0, 1e-12); /* ratios 2, 2.5, 1.667, 2, 1.961: median 2 */
+    assert_near(r.spread, (2.5 - 1000.0 / 600) / 2.0, 1e-12);
+
+    in.latency = 3; /* every ratio x3 */
+    core_chain_ratio_compute(&r, &in);
+    assert_near(r.ratio, 6.0, 1e-12);
+
+    in.n = 4; /* even count: mean of the middle two of 1.667, 2, 2, 2.5 */
+    in.latency = 1;
+    core_chain_ratio_compute(&r, &in);
+    assert_near(r.ratio, 2.0, 1e-12);
+
+    in.ticks[2] = 0; /* a run that took no time: no ratio at all */
+    core_chain_ratio_compute(&r, &in);
+    assert_false(r.valid);
+    in.ticks[2] = 600;
+    in.latency = 0; /* latency unknown */
+    core_chain_ratio_compute(&r, &in);
+    assert_false(r.valid);
+    assert_int_equal(r.latency, 0);
+}
+
+static void test_agree_uses_add(void **state)
+{
+    (void)state;
+    struct core_clock c;
+    decide(&c, 1.30, 1.31, 3);
+    assert_int_equal(c.agree, 1);
+    assert_null(c.suspect);
+    assert_string_equal(c.method, "add_rr_chain");
+    assert_near(c.ratio, 1.30, 1e-5);
+    assert_near(c.chain[CORE_CHAIN_IMUL].ratio, 1.31, 1e-5);
+    assert_false(c.aperf_valid);
+    assert_non_null(strstr(c.note, "agree"));
+}
+
+static void test_shortcut_add_blamed(void **state)
+{
+    (void)state;
+    /* A core that resolves the adds at rename runs the add chain 4x faster: its ratio reads 4x too high. */
+    struct core_clock c;
+    decide(&c, 4.0, 1.0, 3);
+    assert_int_equal(c.agree, 0);
+    assert_string_equal(c.suspect, "add_rr_chain");
+    assert_string_equal(c.method, "imul_chain");
+    assert_near(c.ratio, 1.0, 1e-5);
+    assert_non_null(strstr(c.note, "add_rr_chain reads higher"));
+}
+
+static void test_imul_higher_blamed(void **state)
+{
+    (void)state;
+    /* The imul chain reads higher (a latency table that overstates it, or an emulator): the add chain is used. */
+    struct core_clock c;
+    decide(&c, 1.0, 1.5, 3);
+    assert_int_equal(c.agree, 0);
+    assert_string_equal(c.suspect, "imul_chain");
+    assert_string_equal(c.method, "add_rr_chain");
+    assert_near(c.ratio, 1.0, 1e-5);
+}
+
+static void test_tolerance_edge(void **state)
+{
+    (void)state;
+    struct core_clock c;
+    decide(&c, 1.049, 1.0, 3);
+    assert_int_equal(c.agree, 1);
+    decide(&c, 1.0, 1.049, 3);
+    assert_int_equal(c.agree, 1);
+    decide(&c, 1.052, 1.0, 3);
+    assert_int_equal(c.agree, 0);
+    decide(&c, 1.0, 1.06, 3);
+    assert_int_equal(c.agree, 0);
+}
+
+static void test_imul_latency_unknown_not_judged(void **state)
+{
+    (void)state;
+    struct core_clock c;
+    decide(&c, 2.0, 1.0, 0);
+    assert_int_equal(c.agree, -1);
+    assert_null(c.suspect);
+    assert_string_equal(c.method, "add_rr_chain");
+    assert_near(c.ratio, 2.0, 1e-5);
+    assert_false(c.chain[CORE_CHAIN_IMUL].valid);
+    assert_non_null(strstr(c.note, "imul latency not known"));
+}
+
+static void test_aperf_first_chains_still_judged(void **state)
+{
+    (void)state;
+    struct core_chain_runs runs[CORE_CHAIN_COUNT];
+    double aperf[CORE_CLOCK_RUNS] = {1.10, 1.12, 1.11, 1.50, 1.11, 1.10, 1.11};
+    script(&runs[CORE_CHAIN_ADD], 1, 4.0, 1.0);
+    script(&runs[CORE_CHAIN_IMUL], 3, 1.1, 1.0);
+    struct core_clock c;
+    core_clock_decide(&c, runs, aperf, CORE_CLOCK_RUNS, false);
+    assert_true(c.aperf_valid);
+    assert_string_equal(c.method, "aperf_mperf");
+    assert_near(c.ratio, 1.11, 1e-12);
+    assert_near(c.spread, (1.50 - 1.10) / 1.11, 1e-12);
+    assert_int_equal(c.aperf_n, CORE_CLOCK_RUNS);
+    assert_int_equal(c.agree, 0); /* the cross-check still runs and still names the faster chain */
+    assert_string_equal(c.suspect, "add_rr_chain");
+
+    /* APERF/MPERF over fewer runs than the chains, or a run where they did not count: not used. */
+    core_clock_decide(&c, runs, aperf, CORE_CLOCK_RUNS - 1, false);
+    assert_false(c.aperf_valid);
+    assert_string_equal(c.method, "imul_chain");
+    aperf[2] = 0;
+    core_clock_decide(&c, runs, aperf, CORE_CLOCK_RUNS, false);
+    assert_false(c.aperf_valid);
+    assert_string_equal(c.method, "imul_chain");
+}
+
+static void test_nothing_measured(void **state)
+{
+    (void)state;
+    struct core_chain_runs runs[CORE_CHAIN_COUNT];
+    memset(runs, 0, sizeof(runs));
+    struct core_clock c;
+    core_clock_decide(&c, runs, NULL, 0, true);
+    assert_string_equal(c.method, "none");
+    assert_true(c.ratio == 0);
+    assert_int_equal(c.agree, -1);
+    assert_true(c.tcg);
+    assert_non_null(strstr(c.note, "QEMU TCG"));
+}
+
+static void test_imul_latency_table(void **state)
+{
+    (void)state;
+    static const struct {
+        enum cpu_vendor v;
+        uint32_t family, model;
+        bool atom;
+        uint32_t want;
+    } cases[] = {
+        {CPU_VENDOR_INTEL, 6, 0x1A, false, 3}, /* Nehalem */
+        {CPU_VENDOR_INTEL, 6, 0x2A, false, 3}, /* Sandy Bridge */
+        {CPU_VENDOR_INTEL, 6, 0x55, false, 3}, /* Skylake-SP */
+        {CPU_VENDOR_INTEL, 6, 0x8F, false, 3}, /* Sapphire Rapids */
+        {CPU_VENDOR_INTEL, 6, 0x97, false, 3}, /* Alder Lake, P-core */
+        {CPU_VENDOR_INTEL, 6, 0x97, true, 0},  /* Alder Lake, E-core */
+        {CPU_VENDOR_INTEL, 6, 0x17, false, 0}, /* Core 2 (Penryn) */
+        {CPU_VENDOR_INTEL, 6, 0x1D, false, 0}, /* Dunnington (Core 2) */
+        {CPU_VENDOR_INTEL, 6, 0x37, false, 0}, /* Silvermont */
+        {CPU_VENDOR_INTEL, 6, 0x5C, false, 0}, /* Goldmont */
+        {CPU_VENDOR_INTEL, 6, 0x57, false, 0}, /* Knights Landing */
+        {CPU_VENDOR_INTEL, 6, 0xAF, false, 0}, /* Sierra Forest */
+        {CPU_VENDOR_INTEL, 0xF, 0x4, false, 0}, /* NetBurst */
+        {CPU_VENDOR_AMD, 0x0F, 0x6B, false, 4}, /* K8 (QEMU's default CPU claims this) */
+        {CPU_VENDOR_AMD, 0x10, 0x04, false, 4}, /* K10 */
+        {CPU_VENDOR_AMD, 0x14, 0x01, false, 0}, /* Bobcat: not listed */
+        {CPU_VENDOR_AMD, 0x15, 0x02, false, 6}, /* Piledriver */
+        {CPU_VENDOR_AMD, 0x16, 0x00, false, 6}, /* Jaguar */
+        {CPU_VENDOR_AMD, 0x17, 0x31, false, 3}, /* Zen 2 */
+        {CPU_VENDOR_AMD, 0x19, 0x11, false, 3}, /* Zen 4 */
+        {CPU_VENDOR_AMD, 0x1A, 0x44, false, 3}, /* Zen 5 */
+        {CPU_VENDOR_HYGON, 0x18, 0x00, false, 3},
+        {CPU_VENDOR_OTHER, 6, 0x0F, false, 0},
+        {CPU_VENDOR_UNKNOWN, 0, 0, false, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint32_t got = core_clock_imul_latency(cases[i].v, cases[i].family, cases[i].model, cases[i].atom);
+        if (got != cases[i].want)
+            fail_msg("vendor %d family 0x%x model 0x%x atom %d: %u, expected %u", cases[i].v, cases[i].family,
+                     cases[i].model, cases[i].atom, got, cases[i].want);
+    }
+}
+
+static void test_json(void **state)
+{
+    (void)state;
+    struct core_clock c;
+    char buf[1024];
+    struct json j;
+
+    decide(&c, 4.0, 1.0, 3);
+    json_init(&j, buf, sizeof(buf));
+    core_clock_json(&j, &c);
+    assert_false(j.overflow);
+    assert_non_null(strstr(buf, "\"method\":\"imul_chain\""));
+    assert_non_null(strstr(buf, "\"add\":4,"));
+    assert_non_null(strstr(buf, "\"imul\":1,"));
+    assert_non_null(strstr(buf, "\"agree\":false"));
+    assert_non_null(strstr(buf, "\"suspect\":\"add_rr_chain\""));
+    assert_non_null(strstr(buf, "\"aperf\":null"));
+    assert_non_null(strstr(buf, "\"imul_latency\":3"));
+
+    decide(&c, 2.0, 1.0, 0);
+    json_init(&j, buf, sizeof(buf));
+    core_clock_json(&j, &c);
+    assert_non_null(strstr(buf, "\"imul\":null"));
+    assert_non_null(strstr(buf, "\"agree\":null"));
+    assert_non_null(strstr(buf, "\"suspect\":null"));
+}
+
+/* The real chains on this host: a ratio from one of them, every run timed. Values are not asserted beyond
+ * sanity: the host is shared and may be a VM. */
+static void test_live(void **state)
+{
+    (void)state;
+    struct core_clock c;
+    assert_int_equal(core_clock_measure(&c, true), 0); /* a hosted build has no APERF path */
+    assert_false(c.aperf_valid);
+    assert_true(!strcmp(c.method, "add_rr_chain") || !strcmp(c.method, "imul_chain"));
+    assert_true(c.ratio > 0.01 && c.ratio < 100 && isfinite(c.ratio));
+    assert_true(c.chain[CORE_CHAIN_ADD].valid);
+    assert_int_equal(c.chain[CORE_CHAIN_ADD].n, CORE_CLOCK_RUNS);
+    if (c.chain[CORE_CHAIN_IMUL].valid)
+        assert_true(c.agree == 0 || c.agree == 1);
+    printf("# live: %s ratio %.4f (add %.4f imul %.4f, imul latency %u, agree %d) %s\n", c.method, c.ratio,
+           c.chain[CORE_CHAIN_ADD].ratio, c.chain[CORE_CHAIN_IMUL].ratio, c.chain[CORE_CHAIN_IMUL].latency, c.agree,
+           c.note);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_median_and_spread),
+        cmocka_unit_test(test_agree_uses_add),
+        cmocka_unit_test(test_shortcut_add_blamed),
+        cmocka_unit_test(test_imul_higher_blamed),
+        cmocka_unit_test(test_tolerance_edge),
+        cmocka_unit_test(test_imul_latency_unknown_not_judged),
+        cmocka_unit_test(test_aperf_first_chains_still_judged),
+        cmocka_unit_test(test_nothing_measured),
+        cmocka_unit_test(test_imul_latency_table),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_live),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
