@@ -486,8 +486,10 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
     }
     ns = m;
     static struct bw_line line;
+    struct plat_cpu self = {0}; /* the sweep runs inline, on the benchmark's own CPU */
+    plat_cpu(0, &self);
     for (size_t i = 0; i < C.n_isa; i++) {
-        plat_printf("  sweep on CPU 0, %s, GB/s (STREAM counting; median):\n", bw_isa_name(C.isa[i]));
+        plat_printf("  sweep on CPU %u, %s, GB/s (STREAM counting; median):\n", self.id, bw_isa_name(C.isa[i]));
         line_add(&line, "    %-11s %-13s", "working set", "level");
         for (unsigned k = 0; k < BW_KERNEL_COUNT; k++)
             line_add(&line, " %9s", bw_kernel_name((enum bw_kernel)k));

@@ -8,6 +8,7 @@
 #include "bench/penalty.h"
 #include "bench/platform.h"
 #include "measure/rand.h"
+#include "measure/verdict.h"
 #include "kernel/fmt.h"
 
 /* ---- loops ------------------------------------------------------------------------------------------------- */
@@ -459,14 +460,20 @@ void bench_branch(void)
     pm_opts_profile(&opts);
     const char *how;
     double penalty = measure_penalty(&how);
-    long learned = measure_patterns(penalty);
-    measure_indirect(penalty);
-    long rsb = measure_return_stack(penalty);
+    /* The mispredict estimates divide by the penalty: only a penalty that passed its verdict may be used. */
+    const struct ledger_entry *pe = ledger_find("penalty/branch_mispredict");
+    enum quality pq = pe ? pe->q : QUALITY_UNAVAILABLE;
+    bool usable = pq == QUALITY_OK || pq == QUALITY_NOISY;
+    double use = usable ? penalty : __builtin_nan("");
+    long learned = measure_patterns(use);
+    measure_indirect(use);
+    long rsb = measure_return_stack(use);
 
     struct json *j = plat_rec_begin("branch");
     json_kv_str(j, "test", "summary");
     json_kv_null(j, "period");
     json_kv_double(j, "mispredict_penalty_cycles", penalty);
+    json_kv_str(j, "mispredict_penalty_quality", quality_name(pq));
     json_kv_str(j, "method", how);
     if (learned > 0)
         json_kv_int(j, "learned_period", learned);
@@ -480,6 +487,6 @@ void bench_branch(void)
     json_kv_str(j, "rsb_method", "last depth before time per recursion rises above the line fitted over depths <= 8 "
                                  "(x1.10 + 2 cycles, twice in a row)");
     plat_rec_end();
-    plat_printf("  summary: penalty %.1f cycles, longest learned pattern %ld, return stack depth estimate %ld\n",
-                penalty, learned, rsb);
+    plat_printf("  summary: penalty %.1f cycles (%s%s), longest learned pattern %ld, return stack depth estimate %ld\n",
+                penalty, quality_name(pq), usable ? "" : ": no mispredict estimate uses it", learned, rsb);
 }

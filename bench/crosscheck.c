@@ -68,12 +68,12 @@ static int emit(const struct crosscheck *c, const char *not_judged)
     }
     n_judged++;
     n_agree += agrees;
-    plat_printf("  crosscheck %s: %s %.4g vs %s %.4g %s, ratio %.3f, tolerance +-%.0f %%: %s\n", c->quantity, c->a,
+    plat_printf("  crosscheck %s: %s %.4g vs %s %.4g %s, ratio %.3f, tolerance +-%g %%: %s\n", c->quantity, c->a,
                 c->a_value, c->b, c->b_value, c->unit, ratio, 100 * c->tolerance, agrees ? "agrees" : "DISAGREES");
     return agrees ? 1 : 0;
 }
 
-int crosscheck_emit(const struct crosscheck *c) { return emit(c, NULL); }
+int crosscheck_emit(const struct crosscheck *c) { return emit(c, c->not_judged); }
 
 int crosscheck_figures(const char *quantity, const char *a, const char *b, double tolerance, const char *blame,
                        const char *why)

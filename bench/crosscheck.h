@@ -21,6 +21,7 @@ struct crosscheck {
     double tolerance;     /* relative */
     const char *blame;    /* NULL: both; else the one figure judged wrong when they disagree */
     const char *why;      /* why blame, or a note for the record (may be NULL) */
+    const char *not_judged; /* non-NULL: not judged, for this reason (one side could not be measured) */
 };
 
 /* Tolerances (relative, |a / b - 1|), with the reasoning in docs/measurement.md "Cross-checks":

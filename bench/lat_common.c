@@ -1,5 +1,6 @@
 /* lat_common.c - units, options, chains, placement jobs and the one-pass protocol shared by the latency benchmarks. */
 #include "bench/lat_common.h"
+#include "bench/clock.h"
 #include "kernel/fmt.h"
 #include "measure/engine.h"
 #include "measure/stats_json.h"
@@ -12,16 +13,6 @@ double lat_tsc_to_ns(double tsc)
 {
     uint64_t hz = plat_tsc_hz();
     return hz ? tsc * 1e9 / (double)hz : 0;
-}
-
-double lat_default_ratio(const char **method)
-{
-    static char name[48];
-    double r = plat_core_tsc_ratio();
-    fmt_snprintf(name, sizeof(name), "core_tsc_ratio:%s", plat_core_tsc_method());
-    if (method)
-        *method = name;
-    return r > 0 ? r : 1.0;
 }
 
 void lat_result_from(struct lat_result *r, double *s, size_t n, double ratio, const char *cycles_method)
@@ -95,7 +86,7 @@ static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const c
         *method = name;
         return (double)(c1 - c0) / (double)(t1 - t0);
     }
-    return lat_default_ratio(method);
+    return clock_core_ratio(method);
 }
 
 int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r)

@@ -6,6 +6,7 @@
 #include "measure/chain.h"
 #include "measure/chase.h"
 #include "bench/lat_plan.h"
+#include "bench/clock.h"
 #include "bench/platform.h"
 #include "measure/stats.h"
 #include "measure/verdict.h"
@@ -37,9 +38,6 @@ void lat_result_judge(struct lat_result *r);
 void lat_result_json(struct json *j, const char *name, const struct lat_result *r);
 /* The same keys for a figure that could not be measured: null statistics, quality unavailable with why. */
 void lat_unavailable_json(struct json *j, const char *name, const char *why);
-
-/* The core/TSC ratio and its name when no counter measured it. */
-double lat_default_ratio(const char **method);
 
 /* Sampling budget per measurement: time_budget_ms, else quick 2 ms, full 50 ms, in TSC ticks. */
 uint64_t lat_budget_ticks(void);

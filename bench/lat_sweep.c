@@ -53,6 +53,8 @@ static void emit_series(const struct series *s, uint64_t top)
 static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, struct lat_scratch *scratch)
 {
     const struct plat_config *cfg = plat_config();
+    struct plat_cpu self = {0}; /* the chase runs here, on the benchmark's own CPU */
+    plat_cpu(0, &self);
     struct plat_buf buf;
     uint64_t t0 = timing_rdtsc();
     s->n = 0;
@@ -99,7 +101,7 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
         fmt_snprintf(name, sizeof(name), "latency_sweep/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
                      (unsigned long)ws);
         lat_result_json(j, name, &r);
-        json_kv_uint(j, "cpu", 0);
+        json_kv_uint(j, "cpu", self.id);
         plat_rec_end();
         if (s->n < LAT_MAX_POINTS) {
             s->bytes[s->n] = ws;
@@ -208,7 +210,7 @@ static void infer_caches(const struct series *s)
     if (knee_match_cpuid(levels, used, cb, nc, m) < 0)
         nc = 0;
     const char *method;
-    double ratio = lat_default_ratio(&method);
+    double ratio = clock_core_ratio(&method);
     double tsc_per_ns = (double)plat_tsc_hz() * 1e-9;
     unsigned ppo = plat_config()->quick ? LAT_SWEEP_PPO_QUICK : LAT_SWEEP_PPO_FULL;
     /* Inferred size vs CPUID: agree within one step of the size grid (the resolution of the sweep); below two
@@ -361,7 +363,7 @@ void lat_sweep_run(void)
     lat_scratch_free(&scratch);
 
     const char *method;
-    lat_default_ratio(&method);
+    clock_core_ratio(&method);
     print_table(ns, method);
 
     /* Knees from the random curve with the largest page that worked: the fewest TLB steps. */

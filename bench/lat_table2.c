@@ -102,7 +102,22 @@ static void pebs_check(enum lat_row row, uint32_t cpu, const void *lines, uint64
         .loads_per_replay = loads,
         .cycles = rows[row].r.cycles,
     };
-    pmu_latency_pebs(&c, replay, arg);
+    struct pmu_latency_pebs_result pr;
+    pmu_latency_pebs(&c, replay, arg, &pr);
+
+    /* The row's timing against the hardware's own latency of the same loads (docs/measurement.md). */
+    char what[96], a[LEDGER_NAME_MAX], b[LEDGER_NAME_MAX], fig[LEDGER_NAME_MAX];
+    fmt_snprintf(what, sizeof(what), "%s latency (chase timing vs PEBS load latency)", c.row);
+    fmt_snprintf(fig, sizeof(fig), "data_source/%s", c.row);
+    fmt_snprintf(a, sizeof(a), "data_source/%s.cycles", c.row);
+    fmt_snprintf(b, sizeof(b), "pebs_latency/%s", c.row);
+    struct crosscheck xc = {.quantity = what, .a = a, .b = b, .a_value = c.cycles,
+                            .b_value = pr.valid ? pr.mean_cycles : __builtin_nan(""), .unit = "cycles",
+                            .tolerance = XC_TOL_LATENCY, .blame = fig,
+                            .why = "PEBS times each sampled load in the core (the row's figure is marked): the "
+                                   "chase divides a pass by its loads",
+                            .not_judged = pr.valid ? NULL : pr.why ? pr.why : "no PEBS samples"};
+    crosscheck_emit(&xc);
 }
 
 /* ---- steady-state rows: L1 and DRAM ----------------------------------------------------------------- */
@@ -394,7 +409,7 @@ static void setup_lines(struct env *e)
 static void print_table(const struct env *e)
 {
     const char *method;
-    lat_default_ratio(&method);
+    clock_core_ratio(&method);
     plat_printf("Table 2 of the Intel Core i7 / Xeon 5500 performance analysis guide beside this machine "
                 "(measuring CPU %u; cycles via %s unless a row says otherwise)\n",
                 e->self.id, method);

@@ -9,7 +9,7 @@ void bench_latency(void)
 {
     const struct plat_config *cfg = plat_config();
     const char *method;
-    double ratio = lat_default_ratio(&method);
+    double ratio = clock_core_ratio(&method);
     struct json *j = plat_rec_begin("latency_config");
     json_kv_str(j, "platform", cfg->platform);
     json_kv_str(j, "profile", cfg->quick ? "quick" : "full");

@@ -3,6 +3,7 @@
 #include "bench/penalty.h"
 #include "measure/timing.h"
 #include "bench/cache_sizes.h"
+#include "bench/clock.h"
 #include "bench/crosscheck.h"
 #include "bench/lat_plan.h"
 #include "measure/chain.h"
@@ -63,10 +64,7 @@ static double pm_ratio(pm_loop_fn fn, void *arg, uint64_t iters, enum timing_ser
         *method = name;
         return (double)ev.count / (double)c.ticks;
     }
-    fmt_snprintf(name, sizeof(name), "core_tsc_ratio:%s", plat_core_tsc_method());
-    *method = name;
-    double r = plat_core_tsc_ratio();
-    return r > 0 ? r : 1.0;
+    return clock_core_ratio(method);
 }
 
 int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_result *r)
@@ -481,10 +479,12 @@ static void measure_l1_and_splits(struct pm_result *l1)
     static uint8_t fallback[3 * 4096] __attribute__((aligned(4096)));
     struct plat_buf pb;
     uint8_t *page = fallback;
-    uint64_t page_bytes = 0;
+    uint64_t page_bytes = 0; /* the fallback's page size is not known */
+    const char *page_how = NULL;
     if (plat_alloc(&pb, 3 * 4096, KiB(4), -1, "penalty split loads") == 0) {
         page = pb.ptr;
         page_bytes = pb.page_bytes;
+        page_how = pb.page_how;
     }
     static const struct {
         const char *name;
@@ -521,6 +521,7 @@ static void measure_l1_and_splits(struct pm_result *l1)
             json_kv_double(j, "baseline_cycles", b);
         }
         json_kv_uint(j, "page_bytes", page_bytes);
+        json_kv_str(j, "page_how", page_how);
         plat_rec_end();
     }
     if (page != fallback)
@@ -588,6 +589,7 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
         }
         json_kv_uint(j, "bytes", lv[i].ws);
         json_kv_uint(j, "page_bytes", b.page_bytes);
+        json_kv_str(j, "page_how", b.page_how);
         json_kv_int(j, "node", b.node);
         plat_rec_end();
         if (i == 2) /* the same access pattern as the Table 2 row: the same latency */
@@ -648,6 +650,8 @@ static void measure_dtlb(struct plat_buf *scratch)
         json_kv_uint(j, "pages_4k", pages);
         json_kv_uint(j, "page_bytes_small", b4.page_bytes);
         json_kv_uint(j, "page_bytes_large", b2.page_bytes);
+        json_kv_str(j, "page_how_small", b4.page_how);
+        json_kv_str(j, "page_how_large", b2.page_how);
         plat_rec_end();
     }
     plat_free(&b4);
@@ -733,8 +737,10 @@ void bench_penalty(void)
     n_rows = 0;
     struct plat_buf scratch = {0};
     struct pm_result l1 = {0};
-    plat_printf("  penalties on CPU 0 (%s profile); cycles = TSC ticks x core/TSC ratio unless a PMU counted them\n",
-                plat_config()->quick ? "quick" : "full");
+    struct plat_cpu self = {0};
+    plat_cpu(0, &self);
+    plat_printf("  penalties on CPU %u (%s profile); cycles = TSC ticks x core/TSC ratio unless a PMU counted them\n",
+                self.id, plat_config()->quick ? "quick" : "full");
     measure_l1_and_splits(&l1);
     measure_hierarchy(&l1, &scratch);
     measure_dtlb(&scratch);

@@ -5,6 +5,7 @@
 #include "kernel/klib.h"
 #include "kernel/cpuid.h"
 #include "kernel/json.h"
+#include "kernel/core_clock.h"
 #include "measure/serialize.h"
 
 /*
@@ -79,6 +80,22 @@ uint64_t plat_tsc_hz(void);
 /* Core cycles per TSC tick on the benchmark's CPU, and how that was found (docs/measurement.md). */
 double plat_core_tsc_ratio(void);
 const char *plat_core_tsc_method(void);
+
+/* Every rate the TSC was given or measured at start-up, the one plat_tsc_hz uses first: CPUID leaf 15h/16h
+ * (spread 0), the ACPI PM timer and the HPET (image), CLOCK_MONOTONIC_RAW (hosted). At most max; returns how
+ * many. For the clock cross-checks (bench/clock.c). */
+struct plat_tsc_source {
+    const char *name; /* "cpuid.15h", "acpi_pm_timer", "hpet", "clock_monotonic_raw", ... */
+    uint64_t hz;
+    double spread;    /* (max - min) / median of its calibration windows; 0 for a stated rate */
+};
+size_t plat_tsc_sources(struct plat_tsc_source *out, size_t max);
+
+/* Measures core cycles per TSC tick on CPU cpu_id (a plat_cpu.id) now, the way the platform measured its
+ * start-up ratio: kernel/core_clock.h's chains always, and in c->ratio / c->method the platform's first
+ * method (the image: APERF/MPERF where they count, else the chains; the hosted runner: perf_event's cycle
+ * counter where the kernel allows it, else the chains). Returns 0, or -1 when that CPU did not run it. */
+int plat_core_clock(uint32_t cpu_id, struct core_clock *c);
 /* CPUID as decoded at start-up: caches, features, topology. */
 const struct cpu_info *plat_cpuinfo(void);
 

@@ -105,6 +105,33 @@ double plat_core_tsc_ratio(void) { return K.time.core_tsc_ratio; }
 const char *plat_core_tsc_method(void) { return K.time.core_tsc_method ? K.time.core_tsc_method : "none"; }
 const struct cpu_info *plat_cpuinfo(void) { return &K.cpu; }
 
+size_t plat_tsc_sources(struct plat_tsc_source *out, size_t max)
+{
+    const struct time_info *t = &K.time;
+    struct plat_tsc_source all[3];
+    size_t n = 0, k = 0;
+    if (t->cpuid_tsc_hz)
+        all[n++] = (struct plat_tsc_source){t->cpuid_method ? t->cpuid_method : "cpuid", t->cpuid_tsc_hz, 0};
+    if (t->pm_timer.hz)
+        all[n++] = (struct plat_tsc_source){"acpi_pm_timer", t->pm_timer.hz, t->pm_timer.spread};
+    if (t->hpet.hz)
+        all[n++] = (struct plat_tsc_source){"hpet", t->hpet.hz, t->hpet.spread};
+    for (size_t i = 0; i < n && k < max; i++)
+        out[k++] = all[i];
+    return k;
+}
+
+static void core_clock_job(void *arg)
+{
+    core_clock_measure(arg, K.cpu.feat.aperfmperf);
+}
+
+int plat_core_clock(uint32_t cpu_id, struct core_clock *c)
+{
+    memset(c, 0, sizeof(*c));
+    return plat_run_on(cpu_id, core_clock_job, c);
+}
+
 const struct plat_config *plat_config(void)
 {
     static struct plat_config c;

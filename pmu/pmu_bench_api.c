@@ -114,15 +114,18 @@ enum pmu_count_status pmu_count_around(const char *const *specs, unsigned n, voi
 
 bool pmu_latency_pebs_available(void) { return PMU.has[PMU_FEAT_PEBS]; }
 
-void pmu_latency_pebs(const struct pmu_latency_pebs_ctx *c, int (*replay)(void *arg), void *arg)
+void pmu_latency_pebs(const struct pmu_latency_pebs_ctx *c, int (*replay)(void *arg), void *arg,
+                      struct pmu_latency_pebs_result *out)
 {
     static struct pmu_pebs_capture cap;
+    *out = (struct pmu_latency_pebs_result){0};
     if (c->cpu != 0) {
         memset(&cap, 0, sizeof(cap));
         cap.status = -1;
         cap.why = "PEBS is armed on the benchmark's own CPU only; this row measures on another CPU";
         cap.timing_cycles = c->cycles;
         pmu_pebs_emit(&cap, c->row);
+        out->why = cap.why;
         return;
     }
     /* About 512 samples per replay at most, never fewer qualifying loads than the default period. */
@@ -141,4 +144,7 @@ void pmu_latency_pebs(const struct pmu_latency_pebs_ctx *c, int (*replay)(void *
     }
     cap.timing_cycles = c->cycles;
     pmu_pebs_emit(&cap, c->row);
+    out->mean_cycles = pmu_pebs_mean(&cap, -1, &out->samples);
+    out->valid = cap.status == 0 && cap.valid && out->samples > 0;
+    out->why = out->valid ? NULL : cap.status != 0 || !cap.valid ? cap.why : "no PEBS records";
 }

@@ -61,11 +61,20 @@ struct pmu_latency_pebs_ctx {
     double cycles;           /* the row's measured latency, core cycles */
 };
 
+/* What the PEBS pass gave, for the caller's cross-check of the row's timing against it. */
+struct pmu_latency_pebs_result {
+    bool valid;          /* samples that are measurements (not a dry run, not an unusable capture) */
+    double mean_cycles;  /* mean load latency over every sample inside the buffer, core cycles */
+    uint64_t samples;
+    const char *why;     /* !valid: why (static string) */
+};
+
 /* Load-latency PEBS armed on the BSP around replay(arg) (replayed until enough samples, at most 16 times;
  * once in a dry run), then `pebs_latency` records for c->row with the row's own latency beside the PEBS
- * means. Each replay places the lines again exactly as the row did and runs one pass of dependent loads
- * on c->cpu; it returns 0, or -1 when a CPU failed (no more replays). A row measured on another CPU gets
- * one `pebs_latency` record saying unavailable. */
-void pmu_latency_pebs(const struct pmu_latency_pebs_ctx *c, int (*replay)(void *arg), void *arg);
+ * means, and the mean in *out. Each replay places the lines again exactly as the row did and runs one pass
+ * of dependent loads on c->cpu; it returns 0, or -1 when a CPU failed (no more replays). A row measured on
+ * another CPU gets one `pebs_latency` record saying unavailable. */
+void pmu_latency_pebs(const struct pmu_latency_pebs_ctx *c, int (*replay)(void *arg), void *arg,
+                      struct pmu_latency_pebs_result *out);
 
 #endif

@@ -76,12 +76,16 @@ static void run_record(const struct config *cfg, bool quick, const char *cfg_err
     json_kv_uint(j, "hugepages_2m_free", h->hugepages_2m_free);
     json_kv_uint(j, "hugepages_1g_free", h->hugepages_1g_free);
     json_obj_end(j);
+    json_kv_str(j, "cpu_dma_latency", h->cpu_dma_latency);
     run_desc_json_tail(j, &d);
     plat_rec_end();
     printf("pmubench-host %s (%s) on %s: %s %s, TSC %.6f GHz (%s), core/TSC %.3f (%s), %u CPU(s), %u node(s), "
            "profile %s\n",
            PMB_VERSION, PMB_GITREV, h->kernel, h->cpu.vendor_str, h->cpu.brand, (double)h->tsc_hz * 1e-9,
            h->tsc_method, h->core_tsc_ratio, h->core_tsc_method, h->cpus, h->nodes, quick ? "quick" : "full");
+    printf("pmubench-host: /dev/cpu_dma_latency %s%s\n", h->cpu_dma_latency,
+           h->cpu_dma_latency_held ? " while measuring (idle CPUs kept out of deep C-states)"
+                                   : " (idle CPUs may enter deep C-states while measuring)");
 }
 
 static double secs(void)

@@ -1,5 +1,6 @@
 /* platform_linux.c - bench/platform.h for a Linux process: mmap buffers (hugetlbfs or THP when asked, mbind for a
- * node), one pinned worker thread per CPU, the TSC calibrated against CLOCK_MONOTONIC_RAW, records on stdout. */
+ * node), one pinned worker thread per CPU spinning on a mailbox like the image's APs, /dev/cpu_dma_latency held
+ * at 0, the TSC calibrated against CLOCK_MONOTONIC_RAW, records on stdout. */
 #define _GNU_SOURCE
 #include "bench/hosted/platform_linux.h"
 #include "bench/platform.h"
@@ -9,6 +10,7 @@
 #include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
@@ -27,21 +29,33 @@
 #define MAP_HUGE_1GB_ (30 << MAP_HUGE_SHIFT)
 #define MPOL_BIND_ 2 /* linux/mempolicy.h */
 #define MAX_CPUS 1024
-#define JOB_TIMEOUT_S 60
+#ifndef JOB_TIMEOUT_S
+#define JOB_TIMEOUT_S 60 /* -DJOB_TIMEOUT_S=1 to try the timeout path */
+#endif
+#define SPINS_PER_CLOCK_READ 1024 /* PAUSEs between two looks at the clock while waiting for a worker */
 
 static struct host_info H;
 static struct plat_config PC;
 static struct record_stream RS;
+static int dma_latency_fd = -1; /* /dev/cpu_dma_latency: the PM QoS request lasts while it is open */
 
-struct worker {
-    pthread_t th;
-    struct plat_cpu info;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
+/* The image's AP mailbox (kernel/smp.c) in a Linux process: one cache line the main thread writes a job into
+ * and the worker polls with PAUSE, as an AP does, rather than sleeping in the kernel between jobs (a sleeping
+ * CPU may enter a C-state or clock down, and every job would begin with a kernel wake-up on a waking core). */
+struct mailbox {
     plat_fn fn;
     void *arg;
-    unsigned req, done;
-    bool dead, quit;
+    unsigned req;  /* bumped by the main thread for each job; release: fn and arg are visible first */
+    unsigned done; /* set to req by the worker when the job returns; release: the job's writes are visible first */
+    bool quit;     /* set by host_shutdown; an idle worker returns */
+} __attribute__((aligned(64)));
+
+struct worker {
+    struct mailbox mb;
+    pthread_t th;
+    struct plat_cpu info; /* written by the worker before it first publishes done, read-only after */
+    bool pinned;          /* the same */
+    bool dead;            /* main thread only: timed out; never used again */
 };
 
 static struct worker *W[MAX_CPUS]; /* by position in the CPU list; W[0] unused (the main thread) */
@@ -155,27 +169,24 @@ static bool pin_self(int cpu)
 static void *worker_main(void *p)
 {
     struct worker *w = p;
-    pin_self((int)w->info.id);
+    struct mailbox *m = &w->mb;
+    w->pinned = pin_self((int)w->info.id) && sched_getcpu() == (int)w->info.id;
     w->info.apic_id = my_apic_id();
-    pthread_mutex_lock(&w->mu);
-    w->done = w->req = 1; /* announces that it is pinned and its APIC id is known */
-    pthread_cond_broadcast(&w->cv);
+    unsigned seen = __atomic_load_n(&m->req, __ATOMIC_RELAXED); /* 1, set before the thread was created */
+    __atomic_store_n(&m->done, seen, __ATOMIC_RELEASE);          /* announces pinned and apic_id */
+    if (!w->pinned)
+        return NULL;
     for (;;) {
-        while (w->req == w->done && !w->quit)
-            pthread_cond_wait(&w->cv, &w->mu);
-        if (w->quit)
-            break;
-        plat_fn fn = w->fn;
-        void *arg = w->arg;
-        unsigned req = w->req;
-        pthread_mutex_unlock(&w->mu);
-        fn(arg);
-        pthread_mutex_lock(&w->mu);
-        w->done = req;
-        pthread_cond_broadcast(&w->cv);
+        unsigned req;
+        while ((req = __atomic_load_n(&m->req, __ATOMIC_ACQUIRE)) == seen) {
+            if (__atomic_load_n(&m->quit, __ATOMIC_ACQUIRE))
+                return NULL;
+            __builtin_ia32_pause();
+        }
+        m->fn(m->arg);
+        seen = req;
+        __atomic_store_n(&m->done, req, __ATOMIC_RELEASE);
     }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
 }
 
 static struct worker *worker_of(uint32_t cpu_id)
@@ -186,39 +197,40 @@ static struct worker *worker_of(uint32_t cpu_id)
     return NULL;
 }
 
-static bool wait_done(struct worker *w, unsigned target)
+static uint64_t mono_ns(void)
 {
-    struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += JOB_TIMEOUT_S;
-    bool ok = true;
-    pthread_mutex_lock(&w->mu);
-    while (w->done != target) {
-        if (pthread_cond_timedwait(&w->cv, &w->mu, &dl) == ETIMEDOUT) {
-            ok = false;
-            w->dead = true;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&w->mu);
-    return ok;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* Spins until the worker publishes done == target; after JOB_TIMEOUT_S the worker is marked dead. */
+static bool wait_done(struct worker *w, unsigned target)
+{
+    uint64_t deadline = mono_ns() + JOB_TIMEOUT_S * 1000000000ull;
+    for (unsigned spin = 1; __atomic_load_n(&w->mb.done, __ATOMIC_ACQUIRE) != target; spin++) {
+        __builtin_ia32_pause();
+        if (spin % SPINS_PER_CLOCK_READ == 0 && mono_ns() > deadline) {
+            w->dead = true;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Only the main thread calls plat_start/plat_wait/plat_run_on, so it is the only writer of req. */
 int plat_start(uint32_t cpu_id, plat_fn fn, void *arg)
 {
     struct worker *w = worker_of(cpu_id);
     if (!w || w->dead)
         return -1;
-    pthread_mutex_lock(&w->mu);
-    if (w->req != w->done) {
-        pthread_mutex_unlock(&w->mu);
-        return -1;
-    }
-    w->fn = fn;
-    w->arg = arg;
-    w->req++;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    struct mailbox *m = &w->mb;
+    unsigned req = __atomic_load_n(&m->req, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&m->done, __ATOMIC_ACQUIRE) != req)
+        return -1; /* busy: the previous job was not waited for */
+    m->fn = fn;
+    m->arg = arg;
+    __atomic_store_n(&m->req, req + 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -229,11 +241,15 @@ int plat_wait(uint32_t cpu_id)
         return 0;
     if (w->dead)
         return -1;
-    pthread_mutex_lock(&w->mu);
-    unsigned target = w->req;
-    pthread_mutex_unlock(&w->mu);
-    if (!wait_done(w, target)) {
-        fprintf(stdout, "host: CPU %u did not finish its job within %d s; not used again\n", cpu_id, JOB_TIMEOUT_S);
+    if (!wait_done(w, __atomic_load_n(&w->mb.req, __ATOMIC_RELAXED))) {
+        /* the image's record (kernel/smp.c smp_wait) */
+        struct json *j = plat_rec_begin("smp_timeout");
+        json_kv_uint(j, "cpu", cpu_id);
+        json_kv_uint(j, "apic_id", w->info.apic_id);
+        json_kv_uint(j, "timeout_us", JOB_TIMEOUT_S * 1000000ull);
+        json_kv_str(j, "action", "CPU skipped for the rest of the run");
+        plat_rec_end();
+        printf("host: CPU %u did not finish its job within %d s; not used again\n", cpu_id, JOB_TIMEOUT_S);
         return -1;
     }
     return 0;
@@ -517,6 +533,34 @@ static void core_ratio(void)
     H.core_tsc_method = H.core.method;
 }
 
+size_t plat_tsc_sources(struct plat_tsc_source *out, size_t max)
+{
+    size_t k = 0;
+    if (H.tsc_hz && k < max) /* the rate in use: measured against CLOCK_MONOTONIC_RAW */
+        out[k++] = (struct plat_tsc_source){H.tsc_method, H.tsc_hz, H.tsc_spread};
+    if (H.cpu.tsc_hz && k < max)
+        out[k++] = (struct plat_tsc_source){H.cpu.tsc_hz_source ? H.cpu.tsc_hz_source : "cpuid", H.cpu.tsc_hz, 0};
+    return k;
+}
+
+static void core_clock_job(void *arg)
+{
+    struct core_clock *c = arg;
+    double r;
+    core_clock_measure(c, false);
+    if (perf_ratio(&r)) { /* the start-up method first, as core_ratio() chose it */
+        c->ratio = r;
+        c->spread = 0;
+        c->method = "perf_event:cpu-cycles";
+    }
+}
+
+int plat_core_clock(uint32_t cpu_id, struct core_clock *c)
+{
+    memset(c, 0, sizeof(*c));
+    return plat_run_on(cpu_id, core_clock_job, c);
+}
+
 uint64_t plat_tsc_hz(void) { return H.tsc_hz; }
 double plat_core_tsc_ratio(void) { return H.core_tsc_ratio; }
 const char *plat_core_tsc_method(void) { return H.core_tsc_method; }
@@ -550,9 +594,34 @@ void plat_printf(const char *fmt, ...)
 
 const struct host_info *host_info(void) { return &H; }
 
+/* The kernel's CPU latency PM QoS interface (Documentation/power/pm_qos_interface.rst): a 32-bit target in us
+ * written to /dev/cpu_dma_latency holds while the file stays open, so that no CPU enters an idle state whose
+ * exit latency exceeds it. 0 keeps idle CPUs (the main thread's during a syscall, the mask's unused CPUs, SMT
+ * siblings) in their shallowest state, as the image's spinning CPUs are. Needs root; the run goes on without. */
+static void hold_cpu_dma_latency(void)
+{
+    const int32_t target_us = 0;
+    int fd = open("/dev/cpu_dma_latency", O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        fmt_snprintf(H.cpu_dma_latency, sizeof(H.cpu_dma_latency), "not held: %s", strerror(errno));
+        return;
+    }
+    ssize_t n = write(fd, &target_us, sizeof(target_us));
+    if (n != (ssize_t)sizeof(target_us)) {
+        fmt_snprintf(H.cpu_dma_latency, sizeof(H.cpu_dma_latency), "not held: write: %s",
+                     n < 0 ? strerror(errno) : "short write");
+        close(fd);
+        return;
+    }
+    dma_latency_fd = fd;
+    H.cpu_dma_latency_held = true;
+    fmt_snprintf(H.cpu_dma_latency, sizeof(H.cpu_dma_latency), "held at %d us", (int)target_us);
+}
+
 int host_init(const struct config *cfg, bool quick, char *err, size_t errlen)
 {
     record_stream_init(&RS, sink_stdout, NULL);
+    hold_cpu_dma_latency();
     cpuid_decode(&H.cpu, host_cpuid, NULL);
     if (!H.cpu.feat.tsc) {
         fmt_snprintf(err, errlen, "CPUID reports no TSC");
@@ -607,26 +676,38 @@ int host_init(const struct config *cfg, bool quick, char *err, size_t errlen)
         fmt_snprintf(err, errlen, "cannot pin to CPU %u: %s", cpus[0].id, strerror(errno));
         return -1;
     }
+    if (sched_getcpu() != (int)cpus[0].id) { /* plat_cpu(0) names this CPU in every record */
+        fmt_snprintf(err, errlen, "pinned to CPU %u but running on CPU %d", cpus[0].id, sched_getcpu());
+        return -1;
+    }
     cpus[0].apic_id = my_apic_id();
+    /* One worker per other CPU of the mask, so no two threads of ours ever share a CPU (the workers spin). */
+    uint32_t n = 1;
     for (uint32_t i = 1; i < ncpu; i++) {
-        struct worker *w = calloc(1, sizeof(*w));
+        struct worker *w = aligned_alloc(_Alignof(struct worker), ALIGN_UP(sizeof(*w), _Alignof(struct worker)));
         if (!w)
             break;
+        memset(w, 0, sizeof(*w));
         w->info = cpus[i];
-        pthread_mutex_init(&w->mu, NULL);
-        pthread_cond_init(&w->cv, NULL);
+        w->mb.req = 1; /* the worker publishes done = 1 once pinned */
         if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
             free(w);
-            ncpu = i;
             break;
         }
-        W[i] = w;
         if (!wait_done(w, 1)) {
             fmt_snprintf(err, errlen, "worker thread for CPU %u did not start", cpus[i].id);
             return -1;
         }
-        cpus[i] = w->info;
+        if (!w->pinned) { /* the CPU left the mask or went offline since sched_getaffinity */
+            printf("host: cannot pin a worker to CPU %u; that CPU is not used\n", cpus[i].id);
+            pthread_join(w->th, NULL);
+            free(w);
+            continue;
+        }
+        cpus[n] = w->info;
+        W[n++] = w;
     }
+    ncpu = n;
     H.cpus = ncpu;
     calibrate_tsc(quick);
     core_ratio();
@@ -639,11 +720,12 @@ void host_shutdown(void)
         struct worker *w = W[i];
         if (!w)
             continue;
-        pthread_mutex_lock(&w->mu);
-        w->quit = true;
-        pthread_cond_broadcast(&w->cv);
-        pthread_mutex_unlock(&w->mu);
-        if (!w->dead)
+        __atomic_store_n(&w->mb.quit, true, __ATOMIC_RELEASE);
+        if (!w->dead) /* a dead one may never return from its job */
             pthread_join(w->th, NULL);
+    }
+    if (dma_latency_fd >= 0) { /* measuring is over: let the CPUs sleep again */
+        close(dma_latency_fd);
+        dma_latency_fd = -1;
     }
 }

@@ -23,16 +23,19 @@ struct host_info {
     uint32_t nodes;
     bool thp_madvise;           /* /sys/kernel/mm/transparent_hugepage/enabled allows madvise */
     uint64_t hugepages_2m_free, hugepages_1g_free;
+    bool cpu_dma_latency_held;  /* /dev/cpu_dma_latency open with 0 written, until host_shutdown */
+    char cpu_dma_latency[96];   /* "held at 0 us" | "not held: <strerror>" */
     char kernel[128];           /* uname -sr */
 };
 
-/* Reads the machine (CPUID, sysfs), pins this thread to the first allowed CPU, starts one pinned worker
- * thread per other CPU, calibrates the TSC. quick shortens the calibration. 0, or -1 with a message. */
+/* Holds /dev/cpu_dma_latency at 0 (when it can), reads the machine (CPUID, sysfs), pins this thread to the first
+ * allowed CPU, starts one pinned worker thread per other allowed CPU (each spins on its mailbox between jobs),
+ * calibrates the TSC. quick shortens the calibration. 0, or -1 with a message. */
 int host_init(const struct config *cfg, bool quick, char *err, size_t errlen);
 const struct host_info *host_info(void);
 /* The record stream (stdout). */
 struct record_stream *host_records(void);
-/* Stops the workers. */
+/* Stops the workers and drops the /dev/cpu_dma_latency request. */
 void host_shutdown(void);
 
 #endif

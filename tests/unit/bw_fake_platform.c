@@ -157,6 +157,27 @@ uint64_t plat_tsc_hz(void) { return FAKE.tsc_hz; }
 double plat_core_tsc_ratio(void) { return FAKE.ratio; }
 const char *plat_core_tsc_method(void) { return "fake"; }
 const struct cpu_info *plat_cpuinfo(void) { return &FAKE.cpu; }
+
+size_t plat_tsc_sources(struct plat_tsc_source *out, size_t max)
+{
+    size_t n = FAKE.ntsc_src < max ? FAKE.ntsc_src : max;
+    memcpy(out, FAKE.tsc_src, n * sizeof(*out));
+    return n;
+}
+
+int plat_core_clock(uint32_t cpu_id, struct core_clock *c)
+{
+    static unsigned calls_on[8];
+    if (FAKE.clock_calls == 0)
+        memset(calls_on, 0, sizeof(calls_on));
+    FAKE.clock_calls++;
+    if (cpu_id >= 8 || cpu_id >= FAKE.ncpus || FAKE.clock[cpu_id].ratio <= 0)
+        return -1;
+    *c = FAKE.clock[cpu_id];
+    if (calls_on[cpu_id]++)
+        c->ratio += FAKE.clock_drift;
+    return 0;
+}
 const struct plat_config *plat_config(void) { return &FAKE.cfg; }
 
 struct json *plat_rec_begin(const char *type)

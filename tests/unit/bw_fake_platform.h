@@ -15,6 +15,12 @@ struct fake_platform {
     uint64_t alloc_limit;  /* largest allocation granted */
     uint64_t fail_page;    /* plat_alloc with this page size fails (0: none) */
     bool echo;             /* print the text output */
+    /* clocks (bench/clock.c): the TSC rate sources, and the core clock each CPU measures (by CPU id) */
+    struct plat_tsc_source tsc_src[4];
+    size_t ntsc_src;
+    struct core_clock clock[8];
+    size_t clock_calls;    /* plat_core_clock calls so far */
+    double clock_drift;    /* added to every CPU's ratio on each call after the first on that CPU */
     /* out */
     char *rec[FAKE_MAX_RECORDS]; /* emitted records, each one JSON line */
     size_t nrec;

@@ -73,7 +73,9 @@ enum pmu_count_status pmu_count_around(const char *const *specs, unsigned n, voi
 
 bool pmu_latency_pebs_available(void) { return false; }
 
-void pmu_latency_pebs(const struct pmu_latency_pebs_ctx *c, int (*replay)(void *arg), void *arg)
+void pmu_latency_pebs(const struct pmu_latency_pebs_ctx *c, int (*replay)(void *arg), void *arg,
+                      struct pmu_latency_pebs_result *out)
 {
     (void)c, (void)replay, (void)arg;
+    *out = (struct pmu_latency_pebs_result){.why = "no PMU in this program"};
 }

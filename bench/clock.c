@@ -1,0 +1,221 @@
+/* clock.c - core clock per CPU and per benchmark, and the clock cross-checks (clock.h, docs/measurement.md). */
+#include "bench/clock.h"
+#include "bench/crosscheck.h"
+#include "bench/platform.h"
+#include "kernel/core_clock.h"
+#include "kernel/fmt.h"
+#include "measure/timing.h"
+#include "pmu/pmu_bench_api.h"
+
+#define CLOCK_NAME_MAX 64
+
+static struct {
+    bool valid;               /* a measurement on the benchmark's CPU exists */
+    struct core_clock start;  /* the benchmark CPU's, at clock_run_start */
+    double ratio;             /* what clock_core_ratio returns now */
+    char method[CLOCK_NAME_MAX];
+} C;
+
+void clock_reset(void) { memset(&C, 0, sizeof(C)); }
+
+double clock_core_ratio(const char **method)
+{
+    static char name[CLOCK_NAME_MAX + 16];
+    double r = C.valid ? C.ratio : plat_core_tsc_ratio();
+    fmt_snprintf(name, sizeof(name), "core_tsc_ratio:%s", C.valid ? C.method : plat_core_tsc_method());
+    if (method)
+        *method = name;
+    return r > 0 ? r : 1.0;
+}
+
+/* ---- records ---------------------------------------------------------------------------------------- */
+
+static void emit_clock(const struct plat_cpu *cpu, const char *when, const struct core_clock *c, bool ok)
+{
+    struct json *j = plat_rec_begin("core_clock");
+    json_kv_uint(j, "cpu", cpu->id);
+    json_kv_uint(j, "apic_id", cpu->apic_id);
+    json_kv_uint(j, "package", cpu->package);
+    json_kv_uint(j, "core", cpu->core);
+    json_kv_str(j, "when", when);
+    json_kv_str(j, "unit", "core_cycles_per_tsc_tick");
+    if (ok) {
+        json_key(j, "clock");
+        core_clock_json(j, c);
+        json_kv_str(j, "status", "ok");
+    } else {
+        json_kv_null(j, "clock");
+        json_kv_str(j, "status", "unavailable");
+        json_kv_str(j, "reason", "the CPU did not run the measurement in time");
+    }
+    plat_rec_end();
+    if (ok)
+        plat_printf("  core clock on CPU %u (%s): %.4f cycles/tick by %s (add %.4f, imul %.4f)\n", cpu->id, when,
+                    c->ratio, c->method, c->chain[CORE_CHAIN_ADD].ratio, c->chain[CORE_CHAIN_IMUL].ratio);
+    else
+        plat_printf("  core clock on CPU %u (%s): unavailable (the CPU did not run it)\n", cpu->id, when);
+}
+
+/* ---- cross-checks ----------------------------------------------------------------------------------- */
+
+/* Every TSC rate source against the one in use. */
+static void check_tsc_sources(void)
+{
+    struct plat_tsc_source s[4];
+    size_t n = plat_tsc_sources(s, ARRAY_SIZE(s));
+    static char names[4][CLOCK_NAME_MAX];
+    for (size_t i = 0; i < n; i++)
+        fmt_snprintf(names[i], sizeof(names[i]), "run/tsc_hz/%s", s[i].name);
+    if (n < 2) {
+        struct crosscheck xc = {.quantity = "TSC rate (two sources)", .a = n ? names[0] : "run/tsc_hz",
+                                .b = "a second source of the TSC rate", .a_value = n ? (double)s[0].hz : 0,
+                                .b_value = __builtin_nan(""), .unit = "Hz", .tolerance = XC_TOL_CLOCK,
+                                .not_judged = n ? "the TSC rate has one source only on this platform"
+                                                : "the TSC rate has no source"};
+        crosscheck_emit(&xc);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        char what[96];
+        fmt_snprintf(what, sizeof(what), "TSC rate (%s vs %s)", s[0].name, s[i].name);
+        struct crosscheck xc = {.quantity = what, .a = names[0], .b = names[i], .a_value = (double)s[0].hz,
+                                .b_value = (double)s[i].hz, .unit = "Hz", .tolerance = XC_TOL_CLOCK,
+                                .why = "the rate in use against another clock over the start-up calibration"};
+        crosscheck_emit(&xc);
+    }
+}
+
+/* The two chains (and APERF/MPERF) on the benchmark's CPU. */
+static void check_chains(const struct core_clock *c, uint32_t cpu)
+{
+    const struct core_chain_ratio *add = &c->chain[CORE_CHAIN_ADD], *imul = &c->chain[CORE_CHAIN_IMUL];
+    char a[CLOCK_NAME_MAX], b[CLOCK_NAME_MAX], blame[CLOCK_NAME_MAX];
+    fmt_snprintf(a, sizeof(a), "clock/cpu%u/add_rr_chain", cpu);
+    fmt_snprintf(b, sizeof(b), "clock/cpu%u/imul_chain", cpu);
+    struct crosscheck xc = {.quantity = "core/TSC ratio (add_rr chain vs imul chain)", .a = a, .b = b,
+                            .a_value = add->valid ? add->ratio : __builtin_nan(""),
+                            .b_value = imul->valid ? imul->ratio : __builtin_nan(""), .unit = "cycles_per_tick",
+                            .tolerance = XC_TOL_RATIO};
+    if (!add->valid)
+        xc.not_judged = "the add chain took no time";
+    else if (!imul->valid)
+        xc.not_judged = imul->latency ? "the imul chain took no time"
+                                      : "the IMUL latency of this CPU is not in the table (kernel/core_clock.c)";
+    if (c->suspect) {
+        /* a shortcut only makes a chain faster than its documented latency: the higher one is wrong */
+        fmt_snprintf(blame, sizeof(blame), "clock/cpu%u/%s", cpu, c->suspect);
+        xc.blame = blame;
+        xc.why = "a chain can only read faster than its documented latency: the higher ratio is the suspect";
+    }
+    if (c->tcg)
+        xc.why = "QEMU TCG: instructions have no latency there, the chains count emulated instructions";
+    crosscheck_emit(&xc);
+
+    if (c->aperf_valid) {
+        fmt_snprintf(b, sizeof(b), "clock/cpu%u/aperf_mperf", cpu);
+        struct crosscheck xa = {.quantity = "core/TSC ratio (APERF/MPERF vs add_rr chain)", .a = b, .b = a,
+                                .a_value = c->aperf_ratio, .b_value = add->valid ? add->ratio : __builtin_nan(""),
+                                .unit = "cycles_per_tick", .tolerance = XC_TOL_RATIO,
+                                .not_judged = add->valid ? NULL : "the add chain took no time"};
+        crosscheck_emit(&xa);
+    }
+}
+
+/* The PMU's unhalted core cycles against the ratio in use, where this run reads a cycle counter: the chase
+ * then converts with the counter's own window ratio, and this says whether both clocks agree. */
+static void check_cycle_counter(uint32_t cpu, const struct core_clock *c)
+{
+    const char *how = pmu_core_cycles_method();
+    if (!how)
+        return; /* no cycle counter in this run: the ratio is the only conversion, nothing to compare */
+    char a[CLOCK_NAME_MAX], b[CLOCK_NAME_MAX];
+    fmt_snprintf(a, sizeof(a), "clock/cpu%u/unhalted_core_cycles", cpu);
+    fmt_snprintf(b, sizeof(b), "clock/cpu%u/%s", cpu, c->method ? c->method : "none");
+    struct crosscheck xc = {.quantity = "core/TSC ratio (unhalted core cycles vs the ratio in use)", .a = a, .b = b,
+                            .b_value = c->ratio, .unit = "cycles_per_tick", .tolerance = XC_TOL_RATIO, .why = how};
+    uint64_t c0, c1;
+    volatile uint64_t sink = 0;
+    if (!pmu_core_cycles_read(&c0)) {
+        xc.a_value = __builtin_nan("");
+        xc.not_judged = "the cycle counter could not be read (PMU self-test failed, or another CPU)";
+        crosscheck_emit(&xc);
+        return;
+    }
+    uint64_t t0 = timing_rdtsc();
+    sink += core_clock_add_chain(20000); /* ~5 M core cycles */
+    uint64_t t1 = timing_rdtsc();
+    bool ok = pmu_core_cycles_read(&c1) && c1 > c0 && t1 > t0;
+    (void)sink;
+    xc.a_value = ok ? (double)(c1 - c0) / (double)(t1 - t0) : __builtin_nan("");
+    xc.not_judged = ok ? NULL : "the cycle counter did not advance";
+    crosscheck_emit(&xc);
+}
+
+/* Another CPU's ratio against the benchmark CPU's, or the benchmark CPU's now against its start. */
+static void check_ratio(const char *quantity, const char *a, double av, const char *b, double bv, const char *why)
+{
+    struct crosscheck xc = {.quantity = quantity, .a = a, .b = b, .a_value = av, .b_value = bv,
+                            .unit = "cycles_per_tick", .tolerance = XC_TOL_RATIO, .why = why};
+    if (!(av > 0) || !(bv > 0))
+        xc.not_judged = "one of the two ratios was not measured";
+    crosscheck_emit(&xc);
+}
+
+static void use(const struct core_clock *c)
+{
+    C.valid = true;
+    C.ratio = c->ratio;
+    fmt_snprintf(C.method, sizeof(C.method), "%s", c->method ? c->method : "none");
+}
+
+void clock_run_start(void)
+{
+    plat_printf("Core clock per CPU and TSC rate cross-checks (docs/measurement.md, \"Core clock and TSC\"):\n");
+    check_tsc_sources();
+
+    struct plat_cpu self;
+    if (!plat_cpu(0, &self))
+        return;
+    struct core_clock c;
+    bool ok = plat_core_clock(self.id, &c) == 0 && c.ratio > 0;
+    emit_clock(&self, "start", &c, ok);
+    if (!ok)
+        return;
+    C.start = c;
+    use(&c);
+    check_chains(&c, self.id);
+    check_cycle_counter(self.id, &c);
+
+    char a[CLOCK_NAME_MAX], b[CLOCK_NAME_MAX], what[96];
+    fmt_snprintf(b, sizeof(b), "clock/cpu%u/start", self.id);
+    for (uint32_t i = 1; i < plat_cpu_count(); i++) {
+        struct plat_cpu o;
+        struct core_clock oc;
+        if (!plat_cpu(i, &o))
+            continue;
+        bool ook = plat_core_clock(o.id, &oc) == 0 && oc.ratio > 0;
+        emit_clock(&o, "start", &oc, ook);
+        fmt_snprintf(a, sizeof(a), "clock/cpu%u/start", o.id);
+        fmt_snprintf(what, sizeof(what), "core/TSC ratio (CPU %u vs CPU %u)", o.id, self.id);
+        check_ratio(what, a, ook ? oc.ratio : 0, b, C.start.ratio,
+                    "figures timed on another CPU are converted with the benchmark CPU's ratio");
+    }
+}
+
+void clock_bench_start(const char *bench)
+{
+    struct plat_cpu self;
+    if (!C.valid || !plat_cpu(0, &self))
+        return;
+    struct core_clock c;
+    bool ok = plat_core_clock(self.id, &c) == 0 && c.ratio > 0;
+    emit_clock(&self, bench, &c, ok);
+    char a[CLOCK_NAME_MAX], b[CLOCK_NAME_MAX], what[96];
+    fmt_snprintf(a, sizeof(a), "clock/cpu%u/%s", self.id, bench);
+    fmt_snprintf(b, sizeof(b), "clock/cpu%u/start", self.id);
+    fmt_snprintf(what, sizeof(what), "core/TSC ratio (before %s vs start)", bench);
+    check_ratio(what, a, ok ? c.ratio : 0, b, C.start.ratio,
+                "this benchmark converts ticks with the ratio measured just before it");
+    if (ok)
+        use(&c);
+}

@@ -1,0 +1,37 @@
+/* clock.h - the core clock measured per CPU and per benchmark, the ratio the benchmarks convert ticks with, and the clock cross-checks. */
+#ifndef PMB_BENCH_CLOCK_H
+#define PMB_BENCH_CLOCK_H
+
+#include "kernel/klib.h"
+
+/*
+ * One start-up core/TSC ratio, taken on one CPU while the others idle, does not describe another CPU or a
+ * later moment when the clock may differ (turbo bins that depend on how many cores are busy, a P-state
+ * change, a vCPU that is descheduled). So (docs/measurement.md, "Core clock and TSC"):
+ *
+ *   clock_run_start()      before the first benchmark: every CPU measures its own ratio (plat_core_clock),
+ *                          one `core_clock` record each (when "start"); cross-checks: each TSC rate source
+ *                          against the one in use (XC_TOL_CLOCK), the add and imul chains on the
+ *                          benchmark's CPU (XC_TOL_RATIO), APERF/MPERF against the add chain where both
+ *                          exist, the PMU's unhalted core cycles against the ratio in use
+ *                          where this run reads a cycle counter, and every other CPU's ratio against the
+ *                          benchmark CPU's.
+ *   clock_bench_start(b)   before each benchmark: the benchmark's CPU measures again (`core_clock`, when
+ *                          b), cross-checked against its start-up ratio; that ratio then converts the
+ *                          benchmark's ticks to cycles (clock_core_ratio) wherever no cycle counter is read.
+ *
+ * The ratios are calibrations, not figures of the ledger: a disagreement is counted in the summary's
+ * cross-checks and said in the record and on the console, and marks no figure.
+ */
+void clock_run_start(void);
+void clock_bench_start(const char *bench);
+
+/* Core cycles per TSC tick on the benchmark's CPU for the benchmark now running, and "core_tsc_ratio:<how
+ * it was measured>" in *method (optional): the latest clock_bench_start / clock_run_start measurement, else
+ * the platform's start-up ratio. Never 0 (1.0 when nothing was measured). */
+double clock_core_ratio(const char **method);
+
+/* Forget every measurement (unit tests). */
+void clock_reset(void);
+
+#endif

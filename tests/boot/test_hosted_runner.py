@@ -1,0 +1,161 @@
+"""The hosted runner as a platform (issue 11): its workers spin between jobs like the image's APs, it holds
+/dev/cpu_dma_latency at 0 while it measures and says whether it could, and its records name the CPU it measured
+on and the page size it obtained. Runs pmubench-host on this machine; no QEMU."""
+import errno
+import os
+import struct
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from pmb import parse  # noqa: E402
+
+HOST_BENCH = os.path.join(ROOT, "build", "host-bench", "pmubench-host")
+DMA = "/dev/cpu_dma_latency"
+NO_CONSTRAINT = 2000000000  # PM_QOS_DEFAULT_VALUE: what the device reads with no request held
+MIB2 = 2 << 20
+
+
+@pytest.fixture(scope="module")
+def exe():
+    p = subprocess.run(["make", "-s", "host-bench"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return HOST_BENCH
+
+
+def dma_target():
+    """The CPU latency QoS target in effect now (us), or None when the device cannot be read."""
+    try:
+        fd = os.open(DMA, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return struct.unpack("i", os.read(fd, 4))[0]
+    finally:
+        os.close(fd)
+
+
+def thread_states(pid):
+    """{tid: state letter} of the process's threads, from /proc."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                out[int(tid)] = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            pass
+    return out
+
+
+def run_watched(exe, args, cpus):
+    """Runs the runner on the CPU set `cpus`. While it runs, samples its worker threads' states (the main thread
+    left out) and the QoS target: a target read between two looks that both saw workers was read while the
+    runner held its request (it opens the device before it starts the workers and closes it after joining them)."""
+    p = subprocess.Popen([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+
+    def workers():
+        try:
+            return {t: st for t, st in thread_states(p.pid).items() if t != p.pid}
+        except OSError:
+            return {}
+    samples, targets = [], []
+    while p.poll() is None:
+        w0 = workers()
+        target = dma_target()
+        w1 = workers()
+        samples.append(w0)
+        if w0 and w1:
+            targets.append(target)
+        time.sleep(0.01)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, out[-2000:] + err
+    return parse.parse_log(out), out, samples, targets
+
+
+def test_hosted_cpu_page_size_dma_latency_and_spinning_workers(exe):
+    allowed = sorted(os.sched_getaffinity(0))
+    # The last two allowed CPUs, so that the benchmark's own CPU is not CPU 0 wherever there are two or more.
+    cpus = set(allowed[-2:])
+    before = dma_target()
+    run, out, samples, targets = run_watched(
+        exe, ["bench=latency,penalty", "profile=quick", "max_bytes=16M", "time_budget_ms=1"], cpus)
+    r = run.run
+    self_cpu = min(cpus)  # the main thread is pinned to the first CPU of its mask
+    assert r["cpus"] == len(cpus) and r["cpus_allowed"] == len(cpus)
+
+    # The CPU measured on: every sweep point and every Table 2 row timed on the benchmark's own CPU names it.
+    sweep = run.by_type("latency_sweep")
+    assert sweep and all(x["cpu"] == self_cpu for x in sweep)
+    assert "penalties on CPU %d " % self_cpu in out
+
+    # The page size obtained, with how, on every record that measured on a buffer.
+    def page_consistent(page_bytes, how, what):
+        assert how, what
+        if how in ("hugetlbfs", "thp"):
+            assert page_bytes >= MIB2, what
+        elif how.startswith("base pages") or how == "thp requested, base pages given":
+            assert page_bytes == 4096, what
+        else:
+            assert how.startswith("default") and page_bytes in (4096, MIB2), what
+    for x in sweep:
+        page_consistent(x["page_bytes"], x["page_how"], "sweep %d" % x["bytes"])
+    series = [s for s in run.by_type("latency_series") if s["status"] == "ok"]
+    assert {s["page_bytes_requested"] for s in series} >= {4096}
+    key = lambda x: (x["mode"], x["page_bytes"], x["page_how"])  # noqa: E731
+    for s in series:
+        page_consistent(s["page_bytes"], s["page_how"], "series %s" % s["page_bytes_requested"])
+        points = sum(t["points"] for t in series if key(t) == key(s))
+        assert points == sum(1 for x in sweep if key(x) == key(s)), key(s)
+    pen = {x["name"]: x for x in run.by_type("penalty") if x.get("status") != "unavailable"}
+    for name in ("l1_hit", "l2_hit", "dram_local"):
+        page_consistent(pen[name]["page_bytes"], pen[name]["page_how"], name)
+    if "dtlb_miss_4k" in pen:
+        d = pen["dtlb_miss_4k"]
+        page_consistent(d["page_bytes_small"], d["page_how_small"], "dtlb small")
+        page_consistent(d["page_bytes_large"], d["page_how_large"], "dtlb large")
+
+    # /dev/cpu_dma_latency: held at 0 for the whole run when the device lets us write, else the reason.
+    held = r["cpu_dma_latency"]
+    if os.access(DMA, os.W_OK):
+        assert held == "held at 0 us"
+        assert "/dev/cpu_dma_latency held at 0 us" in out
+        seen = [t for t in targets if t is not None]
+        assert seen and all(t == 0 for t in seen), targets
+        if before not in (None, 0):  # nobody else holds it: the request went away with the runner
+            assert dma_target() == before
+    else:
+        reason = os.strerror(errno.ENOENT if not os.path.exists(DMA) else errno.EACCES)
+        assert held == "not held: " + reason
+
+    # Workers spin between jobs (runnable, like an AP on its mailbox) rather than sleep in the kernel.
+    if len(cpus) > 1:
+        states = [st for s in samples for st in s.values()]
+        assert len(states) >= 5, "too few samples of the worker thread"
+        assert states.count("R") >= 0.9 * len(states), states
+
+
+def test_hosted_cpu_dma_latency_not_held_without_permission(exe):
+    if os.geteuid() != 0 or not os.path.exists(DMA):
+        pytest.skip("needs root to run the runner as an unprivileged user")
+    def drop():
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+    try:
+        p = subprocess.run([exe, "bench=latency", "profile=quick", "max_bytes=1M", "time_budget_ms=1"],
+                           capture_output=True, text=True, timeout=300, preexec_fn=drop)
+    except (PermissionError, subprocess.SubprocessError) as e:
+        pytest.skip("the runner cannot be executed as nobody here: %s" % e)
+    if p.returncode == 126 or (p.returncode != 0 and "Permission denied" in p.stderr):
+        pytest.skip("the runner cannot be executed as nobody here")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    run = parse.parse_log(p.stdout)
+    assert run.run["cpu_dma_latency"] == "not held: " + os.strerror(errno.EACCES)
+    assert "/dev/cpu_dma_latency not held: " in p.stdout
+    assert run.status == "ok"  # the run goes on without it

@@ -1,0 +1,175 @@
+/* test_clock.c - the core clock per CPU and per benchmark and the clock cross-checks (bench/clock.c) on the fake platform, with scripted clocks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/clock.h"
+#include "bench/crosscheck.h"
+#include "measure/verdict.h"
+#include "tests/unit/bw_fake_platform.h"
+
+/* A measured core clock: both chains at `add` and `imul` cycles per tick, the add chain's ratio used. */
+static struct core_clock clock_of(double add, double imul, const char *suspect)
+{
+    struct core_clock c;
+    memset(&c, 0, sizeof(c));
+    c.chain[CORE_CHAIN_ADD] = (struct core_chain_ratio){.valid = add > 0, .ratio = add, .n = 7, .latency = 1};
+    c.chain[CORE_CHAIN_IMUL] = (struct core_chain_ratio){.valid = imul > 0, .ratio = imul, .n = 7, .latency = imul > 0 ? 3 : 0};
+    c.suspect = suspect;
+    c.ratio = suspect && !strcmp(suspect, "add_rr_chain") ? imul : add;
+    c.method = suspect && !strcmp(suspect, "add_rr_chain") ? "imul_chain" : "add_rr_chain";
+    c.agree = imul > 0 ? !suspect : -1;
+    return c;
+}
+
+static void setup(unsigned ncpus)
+{
+    fake_reset();
+    ledger_reset();
+    crosscheck_reset();
+    clock_reset();
+    FAKE.ncpus = ncpus;
+    FAKE.tsc_hz = 2000000000ull;
+    FAKE.ratio = 1.25; /* the platform's start-up ratio */
+    FAKE.clock_calls = 0;
+    FAKE.clock_drift = 0;
+    memset(FAKE.clock, 0, sizeof(FAKE.clock));
+    FAKE.ntsc_src = 0;
+}
+
+static void test_ratio_before_and_after_measuring(void **state)
+{
+    (void)state;
+    setup(1);
+    const char *m;
+    /* nothing measured yet: the platform's start-up ratio */
+    assert_true(clock_core_ratio(&m) == 1.25);
+    assert_string_equal(m, "core_tsc_ratio:fake");
+    FAKE.clock[0] = clock_of(1.5, 1.51, NULL);
+    clock_run_start();
+    assert_true(clock_core_ratio(&m) == 1.5);
+    assert_string_equal(m, "core_tsc_ratio:add_rr_chain");
+    const char *r = fake_find("core_clock", "\"when\":\"start\"", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"cpu\":0"));
+    assert_non_null(strstr(r, "\"status\":\"ok\""));
+    /* the two chains agree within 5 % */
+    r = fake_find("crosscheck", "add_rr chain vs imul chain", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"agrees\":true"));
+}
+
+static void test_tsc_sources(void **state)
+{
+    (void)state;
+    setup(1);
+    FAKE.clock[0] = clock_of(1.5, 1.5, NULL);
+    /* one source: stated, not judged */
+    FAKE.tsc_src[0] = (struct plat_tsc_source){"acpi_pm_timer", 2000000000ull, 0.001};
+    FAKE.ntsc_src = 1;
+    clock_run_start();
+    const char *r = fake_find("crosscheck", "TSC rate (two sources)", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"agrees\":null,\"reason\":\"the TSC rate has one source only on this platform\""));
+
+    /* three sources: the HPET within 0.5 % of the PM timer agrees, CPUID 1 % off disagrees */
+    setup(1);
+    FAKE.clock[0] = clock_of(1.5, 1.5, NULL);
+    FAKE.tsc_src[0] = (struct plat_tsc_source){"acpi_pm_timer", 2000000000ull, 0.001};
+    FAKE.tsc_src[1] = (struct plat_tsc_source){"hpet", 2004000000ull, 0.001};
+    FAKE.tsc_src[2] = (struct plat_tsc_source){"cpuid.15h", 2020000000ull, 0};
+    FAKE.ntsc_src = 3;
+    clock_run_start();
+    r = fake_find("crosscheck", "TSC rate (acpi_pm_timer vs hpet)", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"agrees\":true"));
+    r = fake_find("crosscheck", "TSC rate (acpi_pm_timer vs cpuid.15h)", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"agrees\":false"));
+    assert_non_null(strstr(r, "\"tolerance\":0.005"));
+    size_t total, judged, agreeing;
+    crosscheck_counts(&total, &judged, &agreeing);
+    assert_int_equal(judged, 3); /* two TSC pairs and the chains */
+    assert_int_equal(agreeing, 2);
+}
+
+static void test_disagreeing_chains_blame_the_faster(void **state)
+{
+    (void)state;
+    setup(1);
+    /* an add chain shortcut at rename: it reads 3x the imul chain; the imul chain's ratio is used */
+    FAKE.clock[0] = clock_of(4.5, 1.5, "add_rr_chain");
+    clock_run_start();
+    const char *m;
+    assert_true(clock_core_ratio(&m) == 1.5);
+    assert_string_equal(m, "core_tsc_ratio:imul_chain");
+    const char *r = fake_find("crosscheck", "add_rr chain vs imul chain", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"agrees\":false"));
+    assert_non_null(strstr(r, "the higher ratio is the suspect"));
+    /* an unknown IMUL latency: timed, not judged, with the reason */
+    setup(1);
+    FAKE.clock[0] = clock_of(1.5, 0, NULL);
+    clock_run_start();
+    r = fake_find("crosscheck", "add_rr chain vs imul chain", 0);
+    assert_non_null(strstr(r, "\"agrees\":null,\"reason\":\"the IMUL latency of this CPU is not in the table"));
+}
+
+static void test_per_cpu_and_per_benchmark(void **state)
+{
+    (void)state;
+    setup(3);
+    FAKE.clock[0] = clock_of(1.5, 1.5, NULL);
+    FAKE.clock[1] = clock_of(1.52, 1.52, NULL); /* within 5 % */
+    FAKE.clock[2] = clock_of(1.2, 1.2, NULL);   /* a CPU 20 % slower */
+    clock_run_start();
+    assert_int_equal(fake_count("core_clock"), 3);
+    const char *r = fake_find("crosscheck", "core/TSC ratio (CPU 1 vs CPU 0)", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"agrees\":true"));
+    r = fake_find("crosscheck", "core/TSC ratio (CPU 2 vs CPU 0)", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"agrees\":false"));
+    assert_non_null(strstr(r, "\"suspect\":[]")); /* calibrations, not ledger figures: nothing marked */
+
+    /* before a benchmark the benchmark's CPU measures again, and that ratio converts its ticks */
+    FAKE.clock_drift = 0.3; /* 20 % faster now */
+    clock_bench_start("latency");
+    const char *m;
+    assert_true(clock_core_ratio(&m) == 1.8);
+    r = fake_find("core_clock", "\"when\":\"latency\"", 0);
+    assert_non_null(r);
+    r = fake_find("crosscheck", "core/TSC ratio (before latency vs start)", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"agrees\":false"));
+    assert_non_null(strstr(r, "\"a\":\"clock/cpu0/latency\",\"b\":\"clock/cpu0/start\""));
+}
+
+static void test_cpu_that_does_not_answer(void **state)
+{
+    (void)state;
+    setup(2);
+    FAKE.clock[0] = clock_of(1.5, 1.5, NULL); /* CPU 1 has no scripted clock: it fails */
+    clock_run_start();
+    const char *r = fake_find("core_clock", "\"cpu\":1", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"status\":\"unavailable\""));
+    r = fake_find("crosscheck", "core/TSC ratio (CPU 1 vs CPU 0)", 0);
+    assert_non_null(strstr(r, "\"agrees\":null"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ratio_before_and_after_measuring),
+        cmocka_unit_test(test_tsc_sources),
+        cmocka_unit_test(test_disagreeing_chains_blame_the_faster),
+        cmocka_unit_test(test_per_cpu_and_per_benchmark),
+        cmocka_unit_test(test_cpu_that_does_not_answer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
