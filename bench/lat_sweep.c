@@ -234,7 +234,11 @@ static void infer_caches(const struct series *s)
             fmt_snprintf(b, sizeof(b), "cpuid/L%d.bytes", lv[i]);
             struct crosscheck xc = {.quantity = what, .a = a, .b = b, .a_value = m[i].inferred_bytes,
                                     .b_value = (double)cb[i], .unit = "bytes", .tolerance = size_tol, .blame = name,
-                                    .why = "CPUID states the size; the knee is where this curve's plateau ends"};
+                                    .why = plat_cpuinfo()->feat.hypervisor
+                                               ? "CPUID states the size; the knee is where this curve's plateau ends. "
+                                                 "Under a hypervisor the host may back large guest pages with 4 KiB "
+                                                 "pages: a knee can then be a TLB reach, not a cache size"
+                                               : "CPUID states the size; the knee is where this curve's plateau ends"};
             /* entered first so that a disagreement can mark it */
             ledger_add(name, UNIT_NS, &st, v.q);
             agrees = crosscheck_emit(&xc);

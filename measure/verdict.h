@@ -20,7 +20,7 @@ enum quality {
     QUALITY_COUNT,
 };
 
-#define VERDICT_REASON_MAX 200
+#define VERDICT_REASON_MAX 400
 
 struct verdict {
     enum quality q;

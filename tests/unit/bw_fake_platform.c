@@ -66,7 +66,7 @@ int plat_alloc(struct plat_buf *b, uint64_t bytes, uint64_t page_bytes, int node
     memset(p, 0, len);
     b->ptr = p;
     b->bytes = len;
-    b->page_bytes = page_bytes > 1 ? page_bytes : 4096;
+    b->page_bytes = page_bytes > 1 && page_bytes != FAKE.short_page ? page_bytes : 4096;
     b->page_how = "fake";
     b->node = node < 0 ? 0 : node;
     FAKE.allocs++;

@@ -14,6 +14,8 @@ struct fake_platform {
     uint32_t ncpus, nodes;
     uint64_t alloc_limit;  /* largest allocation granted */
     uint64_t fail_page;    /* plat_alloc with this page size fails (0: none) */
+    uint64_t short_page;   /* plat_alloc asked for this page size succeeds with 4 KiB pages (0: none), as
+                              a THP request that the kernel did not honour */
     bool echo;             /* print the text output */
     /* clocks (bench/clock.c): the TSC rate sources, and the core clock each CPU measures (by CPU id) */
     struct plat_tsc_source tsc_src[4];

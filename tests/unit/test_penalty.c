@@ -146,6 +146,23 @@ static void test_bench_penalty_records(void **state)
                                          "\"reason\":\"no buffer with 2 MiB pages\"", 0));
     FAKE.fail_page = 0;
     assert_int_equal(FAKE.live_allocs, 0);
+
+    /* 2 MiB asked for, 4 KiB obtained (a THP request not honoured): measured, but suspect, and never used
+     * by cycle accounting */
+    fake_reset();
+    FAKE.short_page = MiB(2);
+    bench_penalty();
+    const char *r = fake_find("penalty", "\"name\":\"dtlb_miss_4k\"", 0);
+    assert_non_null(r);
+    assert_non_null(strstr(r, "\"quality\":\"suspect\""));
+    assert_non_null(strstr(r, "measured without the pages it asked for: 4 KiB buffer has 4096-byte pages, "
+                              "2 MiB buffer has 4096-byte pages"));
+    assert_non_null(strstr(r, "\"page_bytes_small\":4096,\"page_bytes_large\":4096"));
+    double v;
+    assert_false(ca_penalty_get("dtlb_miss_4k", &v));
+    assert_non_null(ca_penalty_dropped("dtlb_miss_4k"));
+    FAKE.short_page = 0;
+    assert_int_equal(FAKE.live_allocs, 0);
 }
 
 int main(void)
