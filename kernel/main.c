@@ -10,6 +10,7 @@
 #include "kernel/panic.h"
 #include "kernel/power.h"
 #include "kernel/smp.h"
+#include "kernel/turbo.h"
 
 struct kernel K;
 
@@ -298,6 +299,7 @@ void kernel_main(struct boot_info *bi)
         map_mmio(K.serial.base);
     K.cpus_madt = K.acpi_ok ? K.acpi->cpus_enabled : 0;
 
+    turbo_apply(&K.cfg, 0); /* turbo=off before the clocks are measured; the APs do the same at their entry */
     calibrate_time();
     if (K.cfg_error) {
         K.cpus = 1;

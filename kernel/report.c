@@ -6,6 +6,8 @@
 #include "kernel/paging.h"
 #include "kernel/run_desc.h"
 #include "kernel/smp.h"
+#include "kernel/time.h"
+#include "kernel/turbo.h"
 
 /* The run record's description, filled by report_run_begin and finished by report_run_end. */
 static struct run_desc run;
@@ -41,6 +43,8 @@ struct json *report_run_begin(void)
 
 void report_run_end(struct json *j)
 {
+    time_json(j, &K.time); /* every TSC reference and both core-clock chains (docs/measurement.md) */
+    turbo_json(j);         /* "turbo" and "cstates" */
     run_desc_json_tail(j, &run);
     json_key(j, "firmware");
     json_obj_begin(j);
@@ -66,6 +70,9 @@ void report_run_end(struct json *j)
             (double)K.time.tsc_hz * 1e-9, K.time.tsc_method, K.time.measured_ref,
             (double)K.time.measured_tsc_hz * 1e-9, K.time.spread, K.time.runs, K.time.invariant_tsc ? "yes" : "no");
     kprintf("Clock    core/TSC ratio %.3f via %s\n", K.time.core_tsc_ratio, K.time.core_tsc_method);
+    char tl[2 * TURBO_TEXT_MAX];
+    turbo_line(tl, sizeof(tl));
+    kprintf("Power    %s\n", tl);
     kprintf("Memory   %lu MiB usable, %u NUMA node(s)\n", K.memory_bytes >> 20, K.acpi_ok ? K.acpi->numa_nodes : 1);
     kprintf("CPUs     %u running (MADT lists %u enabled)\n", K.cpus, K.cpus_madt);
     kprintf("Profile  %s (%s)\n", K.profile == PROFILE_QUICK ? "quick" : "full", K.profile_why);

@@ -37,6 +37,18 @@ def assert_tcg_machine(run):
     assert run["core_tsc_method"] in ("add_rr_chain", "imul_chain")  # no APERF/MPERF under TCG
     assert math.isfinite(run["core_tsc_ratio"]) and run["core_tsc_ratio"] > 0
     assert run["profile"] == "quick"
+    # Every reference the TSC was measured against (q35 has both timers; TCG has no CPUID 15h/16h rate), and
+    # both core-clock chains with their verdict.
+    assert run["tsc_hz_pm_timer"] > 0 and run["tsc_hz_hpet"] > 0 and run["tsc_hz_cpuid"] is None
+    assert abs(run["tsc_hz_pm_timer"] / run["tsc_hz_hpet"] - 1) < 0.005
+    assert run["core_tsc_ratio_add"] > 0 and run["core_tsc_ratio_imul"] > 0 and run["core_tsc_ratio_aperf"] is None
+    assert run["core_tsc_agree"] in (True, False, None) and run["core_tsc_note"]
+    # Turbo and C-states: read from CPUID, said plainly when they cannot be controlled or read.
+    t, c = run["turbo"], run["cstates"]
+    assert t["available"] is False and t["state"] == "not_available" and "CPUID" in t["reason"]
+    assert t["requested"] == run["config"]["turbo"]
+    assert t["cpus"]["applied"] == run["cpus"]
+    assert c["available"] is False and c["reason"].startswith("not read: ") and c["idle"].startswith("spin on PAUSE")
 
 
 def test_nehalem_smp2_1g():
