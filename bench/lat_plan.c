@@ -9,6 +9,7 @@ const struct lat_row_ref lat_rows[LAT_ROW_COUNT] = {
     [LAT_ROW_L2] = {"L2", "L2 (MLC) hit", 10, 10, "cycles"},
     [LAT_ROW_L3_UNSHARED] = {"L3_unshared", "L3 CACHE hit, line unshared", 40, 40, "cycles"},
     [LAT_ROW_L3_SHARED] = {"L3_shared_other_core", "L3 CACHE hit, shared line in another core", 65, 65, "cycles"},
+    /* The HITM row: a load that hits a line another core holds Modified (PEBS data source 0x6 HITM, c2c's hitm). */
     [LAT_ROW_L3_MODIFIED] = {"L3_modified_other_core", "L3 CACHE hit, modified in another core", 75, 75,
                              "cycles"},
     [LAT_ROW_REMOTE_L3] = {"remote_L3", "remote L3 CACHE", 100, 300, "cycles"},
