@@ -13,6 +13,7 @@
 #include "measure/stats.h"
 #include "measure/timing.h"
 #include "kernel/fmt.h"
+#include "pmu/pmu_bench_api.h"
 
 #define BW_MAX_CPUS 256
 #define BW_MAX_SIZES 64
@@ -365,25 +366,56 @@ static void bw_loop_timed(void *arg)
     l->ticks = timing_rdtsc() - t0;
 }
 
-/* DRAM cross-check: UNC_QMC_NORMAL_READS.ANY + UNC_QMC_WRITES.FULL.ANY, x 64 bytes, over one more pass.
- * Counted before the record is opened (the PMU code emits its own records). */
+/* DRAM cross-check: UNC_QMC_NORMAL_READS.ANY + UNC_QMC_WRITES.FULL.ANY, x 64 bytes (AMD family 10h/15h:
+ * the DRAM accesses of both memory controllers), over one more pass.
+ * Counted before the record is opened (the PMU code emits its own records). The uncore counts for the
+ * socket whose CPU programs it: the benchmark CPU's, where this sweep's buffer lives; the other sockets
+ * are named as not read (per-socket uncore bandwidth is the `pmu` benchmark's, pmu/uncore_bw.h). */
 struct bw_uncore {
     bool ok;
+    bool amd;      /* AMD DRAM accesses of both controllers instead of the Intel reads/writes pair */
     char why[160];
-    const char *rd_ev, *wr_ev;
-    uint64_t reads, writes;
-    double rd, wr; /* bytes/s */
+    const char *rd_ev, *wr_ev; /* AMD: the DCT0 and DCT1 events */
+    uint64_t reads, writes;    /* AMD: DCT0 and DCT1 accesses */
+    double rd, wr;             /* bytes/s (AMD: both DCTs' accesses, reads and writes together) */
+    int node;                  /* the buffer's node */
 };
 
-static void uncore_count(struct bw_loop *l, struct bw_uncore *u)
+/* [AMD] 4.2.2: "A separate performance counter must be configured for each memory controller": DRAM
+ * accesses E0H/07H (DCT0) and E0H/38H (DCT1), on a core counter (family 10h) or a northbridge counter
+ * (family 15h, amd_fam15h_nb); bytes = 64 x (DCT0 + DCT1). */
+static const char *const bw_ev_dct0[] = {
+    CA_ON("amd_fam10h", "DRAM_ACCESSES_PAGE:HIT:MISS:CONFLICT"),
+    CA_ON("amd_fam15h", "DRAM_ACCESSES:DCT0_PAGE_HIT:DCT0_PAGE_MISS:DCT0_PAGE_CONFLICT"), NULL};
+static const char *const bw_ev_dct1[] = {
+    CA_ON("amd_fam10h", "DRAM_ACCESSES_PAGE:DCT1_PAGE_HIT:DCT1_PAGE_MISS:DCT1_PAGE_CONFLICT"),
+    CA_ON("amd_fam15h", "DRAM_ACCESSES:DCT1_PAGE_HIT:DCT1_PAGE_MISS:DCT1_PAGE_CONFLICT"), NULL};
+
+static bool amd_dram_listed(void)
+{
+    const char *t = pmu_count_event_table();
+    for (const char *const *c = bw_ev_dct0; *c; c++)
+        if (ca_cand_applies(*c, t, NULL))
+            return true;
+    return false;
+}
+
+static void uncore_count(struct bw_loop *l, struct bw_uncore *u, int node)
 {
     struct ca_event ev[2] = {{.candidates = ca_ev_unc_reads}, {.candidates = ca_ev_unc_writes}};
-    *u = (struct bw_uncore){0};
+    *u = (struct bw_uncore){.node = node};
+    if (ca_can_count(NULL) && amd_dram_listed()) {
+        ev[0].candidates = bw_ev_dct0;
+        ev[1].candidates = bw_ev_dct1;
+        u->amd = true;
+    }
     int rc = ca_count(ev, 2, bw_loop_timed, l, u->why, sizeof(u->why));
     if (rc != 2 || !ev[0].used || !ev[1].used || !l->ticks) {
         if (rc >= 0)
-            fmt_snprintf(u->why, sizeof(u->why), "the Nehalem/Westmere uncore memory-controller events "
-                                                 "(UNC_QMC_NORMAL_READS, UNC_QMC_WRITES) are not countable here");
+            fmt_snprintf(u->why, sizeof(u->why), "%s are not countable here",
+                         u->amd ? "the DRAM accesses of both memory controllers (E0H/07H, E0H/38H)"
+                                : "the Nehalem/Westmere uncore memory-controller events (UNC_QMC_NORMAL_READS, "
+                                  "UNC_QMC_WRITES)");
         return;
     }
     double s = (double)l->ticks / (double)C.hz;
@@ -396,6 +428,38 @@ static void uncore_count(struct bw_loop *l, struct bw_uncore *u)
     u->wr = (double)ev[1].count * 64 / s;
 }
 
+/* Which socket this cross-check reads (the benchmark CPU's) and every other one, named as not read. */
+static void uncore_sockets_json(struct json *j, int node)
+{
+    struct plat_cpu me, c;
+    bool have = plat_cpu(0, &me);
+    if (have)
+        json_kv_uint(j, "socket", me.package);
+    else
+        json_kv_null(j, "socket");
+    json_kv_int(j, "node", node);
+    json_kv_int(j, "cpu", have ? (int64_t)me.id : -1);
+    json_key(j, "sockets_not_read");
+    json_arr_begin(j);
+    uint32_t seen[BW_MAX_CPUS], nseen = 0;
+    for (uint32_t i = 0; have && i < plat_cpu_count() && i < BW_MAX_CPUS; i++) {
+        if (!plat_cpu(i, &c) || c.package == me.package)
+            continue;
+        bool dup = false;
+        for (uint32_t k = 0; k < nseen; k++)
+            dup |= seen[k] == c.package;
+        if (dup)
+            continue;
+        seen[nseen++] = c.package;
+        json_obj_begin(j);
+        json_kv_uint(j, "socket", c.package);
+        json_kv_str(j, "reason", "this sweep streams on the benchmark CPU's node only; per-socket uncore bandwidth "
+                                 "is the pmu benchmark's (uncore_bandwidth record)");
+        json_obj_end(j);
+    }
+    json_arr_end(j);
+}
+
 static void uncore_json(struct json *j, const struct bw_uncore *u, double timed)
 {
     json_key(j, "uncore");
@@ -403,10 +467,25 @@ static void uncore_json(struct json *j, const struct bw_uncore *u, double timed)
     if (!u->ok) {
         json_kv_str(j, "status", "unavailable");
         json_kv_str(j, "reason", u->why);
+        uncore_sockets_json(j, u->node);
         json_obj_end(j);
         return;
     }
     json_kv_str(j, "status", "ok");
+    uncore_sockets_json(j, u->node);
+    if (u->amd) {
+        json_kv_str(j, "dct0_event", u->rd_ev);
+        json_kv_str(j, "dct1_event", u->wr_ev);
+        json_kv_uint(j, "dct0_accesses", u->reads);
+        json_kv_uint(j, "dct1_accesses", u->writes);
+        json_kv_double(j, "dram_bytes_per_s", u->rd + u->wr);
+        json_kv_double(j, "bytes_per_s", u->rd + u->wr);
+        json_kv_double(j, "ratio_to_timed", timed > 0 ? (u->rd + u->wr) / timed : 0);
+        json_kv_str(j, "method", "(DCT0 + DCT1 DRAM accesses) x 64 / pass time, reads and writes; this node's "
+                                 "memory controllers ([AMD] 4.2.2)");
+        json_obj_end(j);
+        return;
+    }
     json_kv_str(j, "read_event", u->rd_ev);
     json_kv_str(j, "write_event", u->wr_ev);
     json_kv_uint(j, "reads", u->reads);
@@ -415,8 +494,8 @@ static void uncore_json(struct json *j, const struct bw_uncore *u, double timed)
     json_kv_double(j, "write_bytes_per_s", u->wr);
     json_kv_double(j, "bytes_per_s", u->rd + u->wr);
     json_kv_double(j, "ratio_to_timed", timed > 0 ? (u->rd + u->wr) / timed : 0);
-    json_kv_str(j, "method", "(reads + full-line writes) x 64 / pass time; socket-wide, includes write-allocate reads "
-                             "(PAG 'Measuring Bandwidth From the Uncore')");
+    json_kv_str(j, "method", "(reads + full-line writes) x 64 / pass time; the benchmark CPU's socket, includes "
+                             "write-allocate reads (PAG 'Measuring Bandwidth From the Uncore')");
     json_obj_end(j);
 }
 
@@ -446,7 +525,7 @@ static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, 
     bool dram = !strcmp(bw_level(bytes, C.l1, C.l2, C.llc), BW_LEVEL_MEMORY);
     static struct bw_uncore u;
     if (dram)
-        uncore_count(&l, &u);
+        uncore_count(&l, &u, t->b.node);
     struct json *j = rec_point(&p);
     if (dram)
         uncore_json(j, &u, p.bw.median);

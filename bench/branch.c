@@ -220,7 +220,55 @@ static void pm_recurse(void *a, uint64_t iters)
         x->acc += branch_recurse(x->depth, x->sites);
 }
 
-/* Mispredicted branches per iteration, counted by the PMU around `iters` iterations; NaN without one. */
+/* ---- events: per kind of branch, per PMU family (docs/pmu.md, "Events per benchmark and model") ------------
+ * Each list counts the kind of branch its test mispredicts. A family without an event of that kind counts
+ * every mispredicted branch instead (the record says so in event_note); an event of another kind (e.g. bare
+ * BR_MISP_RETIRED, whose libpfm4 default on Nehalem is NEAR_CALL, C5H/02H) is in no list. */
+
+/* The LFSR and pattern loops: one conditional jz per iteration, the loop's own jnz always taken. */
+const char *const branch_ev_cond[] = {
+    CA_ON(CA_T_NHM, "BR_MISP_EXEC:COND"),                         /* [PAG] Table 18: 89H/01H */
+    CA_ON(CA_T_ARCH, "MISPREDICTED_BRANCH_RETIRED"),              /* every branch: SDM Table 18-1 C5H/00H */
+    CA_ON(CA_T_AMD, "RETIRED_MISPREDICTED_BRANCH_INSTRUCTIONS"),  /* every branch: [AMD] 4.5.1 C3H */
+    CA_ON(CA_T_ZEN, "RETIRED_BRANCH_INSTRUCTIONS_MISPREDICTED"),  /* every branch: C3H */
+    CA_ON(CA_T_P4, "retired_mispred_branch_type:CONDITIONAL"),   /* [P4] retired-mispred-branch-type conditional */
+    NULL};
+/* branch_indirect_loop: `acc = f(acc)` through the target table is an indirect near call (`call *` with a
+ * memory operand in the image); the target's ret is predicted by the return stack (one level deep), so indirect
+ * jumps (INDIRECT_NON_CALL, 89H/04H) and returns are not what this test mispredicts. */
+const char *const branch_ev_indirect[] = {
+    CA_ON(CA_T_NHM, "BR_MISP_EXEC:INDIRECT_NEAR_CALL"),              /* [PAG] Table 18: 89H/20H */
+    CA_ON(CA_T_ARCH, "MISPREDICTED_BRANCH_RETIRED"),                 /* every branch */
+    CA_ON(CA_T_AMD, "RETIRED_INDIRECT_BRANCHES_MISPREDICTED"),       /* CAH, family 10h BKDG: indirect jumps+calls */
+    CA_ON(CA_T_ZEN, "RETIRED_INDIRECT_BRANCH_INSTRUCTIONS_MISPREDICTED"), /* CAH */
+    CA_ON(CA_T_P4, "retired_mispred_branch_type:CALL"),             /* [P4]: "indirect call branches" */
+    NULL};
+/* branch_recurse: direct calls (always predicted) and near returns whose targets alternate between two call
+ * sites, which only the return stack predicts. */
+const char *const branch_ev_return[] = {
+    CA_ON(CA_T_NHM, "BR_MISP_EXEC:RETURN_NEAR"),                  /* [PAG] Table 18: 89H/08H */
+    CA_ON(CA_T_ARCH, "MISPREDICTED_BRANCH_RETIRED"),              /* every branch */
+    CA_ON(CA_T_AMD " " CA_T_ZEN, "RETIRED_NEAR_RETURNS_MISPREDICTED"), /* [AMD] 4.5.2 Mispred_near_ret: C9H */
+    CA_ON(CA_T_P4, "retired_mispred_branch_type:RETURN"),        /* [P4] retired-mispred-branch-type return */
+    NULL};
+
+/* Events of a list that count every mispredicted branch, not only the list's kind. */
+static bool counts_every_branch(const char *spec)
+{
+    static const char *const every[] = {"MISPREDICTED_BRANCH_RETIRED", "RETIRED_MISPREDICTED_BRANCH_INSTRUCTIONS",
+                                        "RETIRED_BRANCH_INSTRUCTIONS_MISPREDICTED"};
+    for (size_t i = 0; spec && i < ARRAY_SIZE(every); i++)
+        if (!strcmp(spec, every[i]))
+            return true;
+    return false;
+}
+
+/* What pmu_misp counted: the event (NULL: none), and the note for the record (fallbacks, refusals, scope). */
+struct br_event {
+    const char *event;
+    char note[CA_NOTE_MAX + 96];
+};
+
 struct br_count_arg {
     pm_loop_fn fn;
     void *arg;
@@ -231,16 +279,36 @@ static void br_count_run(void *a)
     struct br_count_arg *c = a;
     c->fn(c->arg, c->iters);
 }
-static double pmu_misp(pm_loop_fn fn, void *arg, uint64_t iters, const char **event)
+/* Mispredicted branches per iteration, counted by the PMU around `iters` iterations with the first event of
+ * `events` this PMU takes; NaN without one. kind names the list's branches for the note ("conditional", ...). */
+static double pmu_misp(const char *const *events, const char *kind, pm_loop_fn fn, void *arg, uint64_t iters,
+                       struct br_event *out)
 {
-    struct ca_event ev = {.candidates = ca_ev_br_misp};
+    struct ca_event ev = {.candidates = events};
     struct br_count_arg c = {fn, arg, iters};
     char why[128];
-    *event = NULL;
-    if (!ca_can_count(NULL) || ca_count(&ev, 1, br_count_run, &c, why, sizeof(why)) != 1 || !ev.used)
+    out->event = NULL;
+    out->note[0] = 0;
+    int n = ca_count(&ev, 1, br_count_run, &c, why, sizeof(why));
+    fmt_snprintf(out->note, sizeof(out->note), "%s", ev.note);
+    if (n != 1 || !ev.used)
         return __builtin_nan("");
-    *event = ev.used;
+    out->event = ev.used;
+    if (counts_every_branch(ev.used)) {
+        size_t o = strlen(out->note);
+        fmt_snprintf(out->note + o, sizeof(out->note) - o,
+                     "%s%s counts every mispredicted branch: this PMU has no %s-only event", o ? "; " : "", ev.used,
+                     kind);
+    }
     return (double)ev.count / (double)iters;
+}
+
+/* The event keys of a record: event (null when none counted) and event_note (only when there is one). */
+static void event_json(struct json *j, const struct br_event *e)
+{
+    json_kv_str(j, "event", e ? e->event : NULL);
+    if (e && e->note[0])
+        json_kv_str(j, "event_note", e->note);
 }
 
 static double ticks_ns(double t)
@@ -251,7 +319,7 @@ static double ticks_ns(double t)
 
 /* One `branch` record. per: measured branches per iteration; period/targets/depth < 0: not applicable. */
 static void rec_point(const char *test, long period, long targets, long depth, const struct pm_result *r, double per,
-                      double rate, const char *rate_method)
+                      double rate, const char *rate_method, const struct br_event *ev)
 {
     struct json *j = plat_rec_begin("branch");
     json_kv_str(j, "test", test);
@@ -273,6 +341,7 @@ static void rec_point(const char *test, long period, long targets, long depth, c
     stats_json_also(j, UNIT_NS, r->ns / per);
     json_kv_double(j, "mispredict_rate", rate);
     json_kv_str(j, "method", rate_method);
+    event_json(j, ev);
     json_kv_str(j, "cycles_method", r->cycles_method);
     plat_rec_end();
 }
@@ -291,15 +360,15 @@ static double measure_penalty(const char **method_out)
         *method_out = "clock did not advance";
         return __builtin_nan("");
     }
-    const char *ev_p, *ev_r;
-    double mp = pmu_misp(pm_lfsr, &pred, rp.iters_per_sample, &ev_p);
-    double mr = pmu_misp(pm_lfsr, &rnd, rr.iters_per_sample, &ev_r);
+    static struct br_event ev_p, ev_r;
+    double mp = pmu_misp(branch_ev_cond, "conditional", pm_lfsr, &pred, rp.iters_per_sample, &ev_p);
+    double mr = pmu_misp(branch_ev_cond, "conditional", pm_lfsr, &rnd, rr.iters_per_sample, &ev_r);
     double penalty, rate_p, rate_r;
     const char *rate_method;
     if (is_finite(mp) && is_finite(mr) && mr > mp) {
         penalty = pm_penalty(rr.cycles, rp.cycles, mr, mp);
         fmt_snprintf(method, sizeof(method), "pmu:%s: (cycles_random - cycles_predictable) / (mispredicts_random - "
-                                             "mispredicts_predictable), per iteration", ev_r);
+                                             "mispredicts_predictable), per iteration", ev_r.event);
         rate_p = mp;
         rate_r = mr;
         rate_method = "pmu";
@@ -314,8 +383,8 @@ static double measure_penalty(const char **method_out)
         rate_r = 0.5;
         rate_method = "known_random_fraction";
     }
-    rec_point("cond_predictable", 1, -1, -1, &rp, 1, rate_p, rate_method);
-    rec_point("cond_random", -1, -1, -1, &rr, 1, rate_r, rate_method);
+    rec_point("cond_predictable", 1, -1, -1, &rp, 1, rate_p, rate_method, &ev_p);
+    rec_point("cond_random", -1, -1, -1, &rr, 1, rate_r, rate_method, &ev_r);
 
     struct json *j = plat_rec_begin("penalty");
     double dt = rr.tsc.median - rp.tsc.median;
@@ -331,9 +400,10 @@ static double measure_penalty(const char **method_out)
     struct verdict v;
     pm_penalty_verdict(&v, &d, rr.converged && rp.converged, meas_ci_target(plat_config()->quick));
     pm_penalty_json(j, CA_P_BRANCH, &d, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""), &v, method,
-                    "PAG 'Branch mispredictions, Wasted Work, Misprediction Penalties' (BR_MISP_RETIRED); AMD BPM "
-                    "4.5.1 (event C3H)",
+                    "PAG 'Branch mispredictions, Wasted Work, Misprediction Penalties'; mispredicts: PAG Table 18 "
+                    "BR_MISP_EXEC.COND (89H/01H), AMD BPM 4.5.1 (C3H); docs/pmu.md 'Events per benchmark and model'",
                     rr.cycles_method);
+    event_json(j, &ev_r);
     json_kv_double(j, "cycles_random", rr.cycles);
     json_kv_double(j, "cycles_predictable", rp.cycles);
     json_kv_double(j, "mispredicts_random", rate_r);
@@ -370,14 +440,14 @@ static long measure_patterns(double penalty)
             continue;
         if (lg == 0)
             base = r.cycles;
-        const char *ev;
-        double m = pmu_misp(pm_pattern, &a, r.iters_per_sample, &ev);
+        static struct br_event ev;
+        double m = pmu_misp(branch_ev_cond, "conditional", pm_pattern, &a, r.iters_per_sample, &ev);
         const char *how = "pmu";
         if (!is_finite(m)) {
             m = branch_misp_estimate(r.cycles, base, penalty);
             how = "estimate: (cycles - cycles at period 1) / branch_mispredict penalty";
         }
-        rec_point("pattern", (long)p, -1, -1, &r, 1, m, how);
+        rec_point("pattern", (long)p, -1, -1, &r, 1, m, how, &ev);
         plat_printf("    %8lu  %12.2f  %8.3f\n", (unsigned long)p, r.cycles, m);
         period[n] = (unsigned)p;
         rate[n++] = m;
@@ -399,14 +469,14 @@ static void measure_indirect(double penalty)
             continue;
         if (t == 1)
             base = rr.cycles;
-        const char *ev;
-        double m = pmu_misp(pm_indirect, &a, rr.iters_per_sample, &ev);
+        static struct br_event ev;
+        double m = pmu_misp(branch_ev_indirect, "indirect-call", pm_indirect, &a, rr.iters_per_sample, &ev);
         const char *how = "pmu";
         if (!is_finite(m)) {
             m = branch_misp_estimate(rr.cycles, base, penalty);
             how = "estimate: (cycles - cycles with 1 target) / branch_mispredict penalty";
         }
-        rec_point("indirect_random", -1, t, -1, &rr, 1, m, how);
+        rec_point("indirect_random", -1, t, -1, &rr, 1, m, how, &ev);
         /* Cyclic order 0, 1, ..., t-1: history-based indirect predictors learn it. */
         static uint8_t cyc[BRANCH_MAX_TARGETS];
         for (unsigned k = 0; k < t; k++)
@@ -414,13 +484,13 @@ static void measure_indirect(double penalty)
         struct br_pat_arg c = {cyc, t - 1, 0, 0};
         if (pm_measure(pm_indirect, &c, &opts, &rc) != 0)
             continue;
-        double mc = pmu_misp(pm_indirect, &c, rc.iters_per_sample, &ev);
+        double mc = pmu_misp(branch_ev_indirect, "indirect-call", pm_indirect, &c, rc.iters_per_sample, &ev);
         const char *howc = "pmu";
         if (!is_finite(mc)) {
             mc = branch_misp_estimate(rc.cycles, base, penalty);
             howc = "estimate: (cycles - cycles with 1 target) / branch_mispredict penalty";
         }
-        rec_point("indirect_cyclic", (long)t, t, -1, &rc, 1, mc, howc);
+        rec_point("indirect_cyclic", (long)t, t, -1, &rc, 1, mc, howc, &ev);
         plat_printf("    %3u  %10.2f  %10.2f\n", t, rr.cycles, rc.cycles);
     }
 }
@@ -442,11 +512,11 @@ static long measure_return_stack(double penalty)
         struct pm_result r;
         if (pm_measure(pm_recurse, &a, &opts, &r) != 0)
             continue;
-        const char *ev;
-        double m = pmu_misp(pm_recurse, &a, r.iters_per_sample, &ev);
+        static struct br_event ev;
+        double m = pmu_misp(branch_ev_return, "return", pm_recurse, &a, r.iters_per_sample, &ev);
         /* Per branch pair: the mispredicts of a recursion spread over its calls. */
         const char *how = is_finite(m) ? "pmu" : "not estimated (no PMU): see the summary's rsb_depth_estimate";
-        rec_point("return_stack", -1, -1, d, &r, d, is_finite(m) ? m / (2.0 * d) : __builtin_nan(""), how);
+        rec_point("return_stack", -1, -1, d, &r, d, is_finite(m) ? m / (2.0 * d) : __builtin_nan(""), how, &ev);
         plat_printf("    %3u  %8.2f\n", d, r.cycles / d);
         depth[n] = d;
         t[n++] = r.cycles;

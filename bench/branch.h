@@ -32,6 +32,12 @@ uint64_t branch_indirect_loop(const uint8_t *idx, uint64_t imask, uint64_t *i, u
  * can predict it), then returns. Returns the sum over levels of 1 (site 1) or 2 (site 0). */
 uint64_t branch_recurse(uint64_t depth, uint64_t sites);
 
+/* ---- the events each test counts (bench/cycle_accounting.h list syntax; docs/pmu.md "Events per benchmark
+ * and model") ---------------------------------------------------------------------------------------------- */
+extern const char *const branch_ev_cond[];     /* mispredicted conditional branches: penalty and pattern sweep */
+extern const char *const branch_ev_indirect[]; /* mispredicted indirect near calls: the indirect-target test */
+extern const char *const branch_ev_return[];   /* mispredicted near returns: the return-stack test */
+
 /* ---- pure helpers -------------------------------------------------------------------------------------- */
 
 /* pat[0..n) = successive output bits (0/1) of the LFSR seeded by lfsr32_seed(seed). */

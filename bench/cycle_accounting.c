@@ -117,6 +117,8 @@ void ca_json(struct json *j, const char *bench, const struct ca_result *r, const
     for (size_t i = 0; i < n; i++) {
         json_obj_begin(j);
         json_kv_str(j, "event", t[i].event);
+        if (t[i].note && t[i].note[0])
+            json_kv_str(j, "event_note", t[i].note);
         json_kv_str(j, "penalty_name", t[i].penalty);
         if (t[i].event)
             json_kv_double(j, "count", t[i].count);
@@ -170,11 +172,71 @@ void ca_print(ca_print_fn print, const char *bench, const struct ca_result *r, c
 
 bool ca_can_count(const char **why) { return pmu_count_max_events(why) != 0; }
 
+bool ca_cand_applies(const char *cand, const char *table, const char **spec)
+{
+    const char *at = strchr(cand, '@');
+    if (spec)
+        *spec = at ? at + 1 : cand;
+    if (!at)
+        return true;
+    size_t tl = table ? strlen(table) : 0;
+    for (const char *p = cand; tl && p < at;) {
+        while (p < at && *p == ' ')
+            p++;
+        const char *w = p;
+        while (p < at && *p != ' ')
+            p++;
+        if ((size_t)(p - w) == tl && !memcmp(w, table, tl))
+            return true;
+    }
+    return false;
+}
+
+/* Appends "<spec>: <why>" to a note ("; " between entries); a full note ends in "...". */
+static void note_add(char *note, const char *spec, const char *why)
+{
+    size_t o = strlen(note);
+    if (o + 4 >= CA_NOTE_MAX)
+        return;
+    int k = fmt_snprintf(note + o, CA_NOTE_MAX - o, "%s%s: %s", o ? "; " : "", spec, why);
+    if (k < 0 || o + (size_t)k >= CA_NOTE_MAX)
+        memcpy(note + CA_NOTE_MAX - 4, "...", 4);
+}
+
+/* The first applicable candidate the PMU accepts; refusals before it go into ev->note. */
+static void resolve(struct ca_event *ev, const char *table)
+{
+    bool any = false;
+    ev->used = NULL;
+    ev->count = 0;
+    ev->note[0] = 0;
+    for (const char *const *c = ev->candidates; c && *c; c++) {
+        const char *spec;
+        char why[160];
+        if (!ca_cand_applies(*c, table, &spec))
+            continue;
+        any = true;
+        if (pmu_count_accepts(spec, why, sizeof(why))) {
+            ev->used = spec;
+            return;
+        }
+        note_add(ev->note, spec, why[0] ? why : "refused");
+    }
+    if (!any)
+        fmt_snprintf(ev->note, CA_NOTE_MAX, "no event of this kind is listed for this PMU (event table %s)",
+                     table ? table : "none");
+}
+
 int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char *why, size_t whylen)
 {
     const char *no;
     unsigned group = pmu_count_max_events(&no);
     if (!group) {
+        for (size_t i = 0; i < n && i < CA_MAX_EVENTS; i++) {
+            ev[i].used = NULL;
+            ev[i].count = 0;
+            fmt_snprintf(ev[i].note, CA_NOTE_MAX, "%s", no);
+        }
         fmt_snprintf(why, whylen, "%s", no);
         return -1;
     }
@@ -182,24 +244,22 @@ int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char 
         fmt_snprintf(why, whylen, "ca_count: %s", fn ? "too many events" : "no workload");
         return -1;
     }
+    const char *table = pmu_count_event_table();
     const char *specs[CA_MAX_EVENTS];
     size_t idx[CA_MAX_EVENTS], m = 0;
     for (size_t i = 0; i < n; i++) {
-        ev[i].used = NULL;
-        ev[i].count = 0;
-        for (const char *const *c = ev[i].candidates; c && *c; c++)
-            if (pmu_count_accepts(*c)) {
-                ev[i].used = *c;
-                specs[m] = *c;
-                idx[m++] = i;
-                break;
-            }
+        resolve(&ev[i], table);
+        if (ev[i].used) {
+            specs[m] = ev[i].used;
+            idx[m++] = i;
+        }
     }
     if (!m) {
-        fmt_snprintf(why, whylen, "none of the events is countable on this PMU");
+        fmt_snprintf(why, whylen, "none of the events is countable on this PMU (%s)", ev[0].note);
         return -1;
     }
     int counted = 0;
+    char lost[128] = ""; /* why a group ran but gave no counts (a dry run: "PMU: assumed PMU") */
     for (size_t g = 0; g < m; g += group) {
         unsigned k = (unsigned)MIN((size_t)group, m - g);
         uint64_t counts[CA_MAX_EVENTS];
@@ -208,18 +268,24 @@ int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char 
         if (st == PMU_COUNT_REFUSED) {
             /* The group does not fit together: one event per run instead. */
             for (unsigned e = 0; e < k; e++) {
+                struct ca_event *x = &ev[idx[g + e]];
                 if (pmu_count_around(&specs[g + e], 1, fn, arg, &counts[0], w, sizeof(w)) != PMU_COUNT_OK) {
-                    ev[idx[g + e]].used = NULL;
+                    note_add(x->note, x->used, w);
+                    x->used = NULL;
                     continue;
                 }
-                ev[idx[g + e]].count = counts[0];
+                x->count = counts[0];
                 counted++;
             }
             continue;
         }
         if (st != PMU_COUNT_OK) {
-            for (unsigned e = 0; e < k; e++)
-                ev[idx[g + e]].used = NULL;
+            fmt_snprintf(lost, sizeof(lost), "%s", w[0] ? w : "count lost (overflow or not a measurement)");
+            for (unsigned e = 0; e < k; e++) {
+                struct ca_event *x = &ev[idx[g + e]];
+                note_add(x->note, x->used, lost);
+                x->used = NULL;
+            }
             continue;
         }
         for (unsigned e = 0; e < k; e++)
@@ -227,34 +293,57 @@ int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char 
         counted += (int)k;
     }
     if (!counted) {
-        fmt_snprintf(why, whylen, "the PMU refused every event group");
+        fmt_snprintf(why, whylen, "%s", lost[0] ? lost : "the PMU refused every event group");
         return -1;
     }
     return counted;
 }
 
-/* ---- event names ----------------------------------------------------------------------------------------- */
+/* ---- event lists --------------------------------------------------------------------------------------
+ * Per PMU family (CA_T_*), names as in the generated libpfm4 tables; the encodings they give on each model are
+ * in docs/pmu.md, "Events per benchmark and model", and tests/unit/test_bench_events.c checks them against the
+ * guides. */
 
-/* Names as in the generated libpfm4 tables (nhm, wsm, wsm_dp, arch, amd_*). Intel first: [PAG] tables. */
-const char *const ca_ev_cycles[] = {"UNHALTED_CORE_CYCLES", "CPU_CLK_UNHALTED:THREAD_P", "CPU_CLK_UNHALTED",
-                                    "CYCLES_NOT_IN_HALT", "LS_NOT_HALTED_CYC", NULL};
-const char *const ca_ev_stalls[] = {"UOPS_RETIRED:STALL_CYCLES", "DISPATCH_STALLS", NULL};
-const char *const ca_ev_br_misp[] = {"BR_MISP_RETIRED:ALL_BRANCHES", "BR_MISP_RETIRED",
-                                     "MISPREDICTED_BRANCH_RETIRED", "RETIRED_MISPREDICTED_BRANCH_INSTRUCTIONS",
-                                     "RETIRED_BRANCH_INSTRUCTIONS_MISPREDICTED", "EX_RET_BRN_MISP", NULL};
-const char *const ca_ev_div_busy[] = {"ARITH:CYCLES_DIV_BUSY", NULL};
+const char *const ca_ev_cycles[] = {
+    CA_ON(CA_T_NHM, "UNHALTED_CORE_CYCLES"),      /* [PAG] Table 1 CPU_CLK_UNHALTED.THREAD: fixed ctr 1 / 3CH/00H */
+    CA_ON(CA_T_NHM, "CPU_CLK_UNHALTED:THREAD_P"), /* the same 3CH/00H, general counter only */
+    CA_ON(CA_T_ARCH, "UNHALTED_CORE_CYCLES"),     /* SDM Table 18-1: 3CH/00H */
+    CA_ON(CA_T_AMD, "CPU_CLK_UNHALTED"),          /* [AMD] 4.2.1 CPU_clocks: 76H */
+    CA_ON(CA_T_ZEN, "CYCLES_NOT_IN_HALT"),        /* 76H */
+    CA_ON(CA_T_P4, "global_power_events:RUNNING"), /* [P4] unhalted-cycles alias */
+    NULL};
+const char *const ca_ev_stalls[] = {
+    CA_ON(CA_T_NHM, "UOPS_RETIRED:STALL_CYCLES"), /* [PAG] Table 1: C2H/01H, CMASK 1, INV */
+    CA_ON(CA_T_AMD, "DISPATCH_STALLS"),           /* D1H */
+    NULL};
+/* Every mispredicted branch. Nehalem/Westmere: BR_MISP_EXEC.ANY, [PAG] Table 18 89H/7FH. The retired event has
+ * no usable "all branches" form there: libpfm4's nhm table has only C5H/02H (NEAR_CALL, also bare
+ * BR_MISP_RETIRED's default), and erratum AAJ80 makes the architectural C5H/00H unreliable on Nehalem, which is
+ * why Linux counts branch-misses with 0x7F89 there (intel_nehalem_quirk); Westmere counts the same event. It
+ * counts executed, not retired, branches: speculative mispredicts on a wrong path count too. */
+const char *const ca_ev_br_misp[] = {
+    CA_ON(CA_T_NHM, "BR_MISP_EXEC:ANY"),
+    CA_ON(CA_T_ARCH, "MISPREDICTED_BRANCH_RETIRED"),             /* SDM Table 18-1: C5H/00H */
+    CA_ON(CA_T_AMD, "RETIRED_MISPREDICTED_BRANCH_INSTRUCTIONS"), /* [AMD] 4.5.1 Mispred_branches: C3H */
+    CA_ON(CA_T_ZEN, "RETIRED_BRANCH_INSTRUCTIONS_MISPREDICTED"), /* C3H */
+    CA_ON(CA_T_P4, "mispred_branch_retired:BOGUS"),              /* [P4] mispred-branch-retired, nbogus */
+    NULL};
+const char *const ca_ev_div_busy[] = {CA_ON(CA_T_NHM, "ARITH:CYCLES_DIV_BUSY"), NULL}; /* [PAG] 14H/01H */
 const char *const ca_ev_unc_reads[] = {"UNC_QMC_NORMAL_READS:ANY", NULL};
 const char *const ca_ev_unc_writes[] = {"UNC_QMC_WRITES:FULL_ANY", NULL};
 
-static const char *const ev_dtlb_walk[] = {"DTLB_LOAD_MISSES:WALK_COMPLETED", "L1_DTLB_AND_L2_DTLB_MISS:ALL",
-                                           NULL};
-static const char *const ev_l2_hit[] = {"MEM_LOAD_RETIRED:L2_HIT", NULL};
-static const char *const ev_llc_hit[] = {"MEM_LOAD_RETIRED:LLC_UNSHARED_HIT", NULL};
-static const char *const ev_llc_miss[] = {"MEM_LOAD_RETIRED:LLC_MISS", NULL};
-static const char *const ev_hit_lfb[] = {"MEM_LOAD_RETIRED:HIT_LFB", NULL};
-static const char *const ev_alias[] = {"PARTIAL_ADDRESS_ALIAS", NULL};
-static const char *const ev_sf_block[] = {"LOAD_BLOCK:OVERLAP_STORE", NULL};
-static const char *const ev_misalign[] = {"MISALIGNED_ACCESSES", NULL};
+static const char *const ev_dtlb_walk[] = {
+    CA_ON(CA_T_NHM, "DTLB_LOAD_MISSES:WALK_COMPLETED"),              /* [PAG] 08H/02H */
+    CA_ON("amd_fam10h", "L1_DTLB_AND_L2_DTLB_MISS:ALL"),             /* 46H/07H (family 15h: other events) */
+    CA_ON("amd_k8", "L1_DTLB_AND_L2_DTLB_MISS"),                     /* 46H (no unit mask on K8) */
+    NULL};
+static const char *const ev_l2_hit[] = {CA_ON(CA_T_NHM, "MEM_LOAD_RETIRED:L2_HIT"), NULL};          /* CBH/02H */
+static const char *const ev_llc_hit[] = {CA_ON(CA_T_NHM, "MEM_LOAD_RETIRED:LLC_UNSHARED_HIT"), NULL}; /* CBH/04H */
+static const char *const ev_llc_miss[] = {CA_ON(CA_T_NHM, "MEM_LOAD_RETIRED:LLC_MISS"), NULL};       /* CBH/10H */
+static const char *const ev_hit_lfb[] = {CA_ON(CA_T_NHM, "MEM_LOAD_RETIRED:HIT_LFB"), NULL};         /* CBH/40H */
+static const char *const ev_alias[] = {CA_ON(CA_T_NHM, "PARTIAL_ADDRESS_ALIAS"), NULL};              /* 07H/01H */
+static const char *const ev_sf_block[] = {CA_ON("wsm wsm_dp", "LOAD_BLOCK:OVERLAP_STORE"), NULL};    /* 03H/02H */
+static const char *const ev_misalign[] = {CA_ON(CA_T_AMD, "MISALIGNED_ACCESSES"), NULL}; /* [AMD] 4.6.1: 47H */
 
 /* [PAG] "Measuring Penalties": the large-penalty events first (memory, then TLB, branches, divider). */
 const struct ca_term_def ca_terms[] = {
@@ -278,13 +367,17 @@ int ca_measure(struct ca_account *a, void (*fn)(void *), void *arg)
     if (ca_count(ev, n, fn, arg, a->reason, sizeof(a->reason)) < 0)
         return -1;
     if (!ev[0].used || !ev[1].used) {
-        fmt_snprintf(a->reason, sizeof(a->reason), "%s",
-                     !ev[0].used ? "no core-cycle event on this PMU" : "no stall-cycle event on this PMU");
+        const struct ca_event *x = !ev[0].used ? &ev[0] : &ev[1];
+        fmt_snprintf(a->reason, sizeof(a->reason), "%s (%s)",
+                     !ev[0].used ? "no core-cycle event on this PMU" : "no stall-cycle event on this PMU", x->note);
         return -1;
     }
     a->n = ca_n_terms;
+    fmt_snprintf(a->cycles_note, sizeof(a->cycles_note), "%s", ev[0].note);
+    fmt_snprintf(a->stall_note, sizeof(a->stall_note), "%s", ev[1].note);
     for (size_t i = 0; i < ca_n_terms; i++) {
-        a->t[i] = (struct ca_term){.event = ev[2 + i].used, .penalty = ca_terms[i].penalty,
+        fmt_snprintf(a->note[i], sizeof(a->note[i]), "%s", ev[2 + i].note);
+        a->t[i] = (struct ca_term){.event = ev[2 + i].used, .note = a->note[i], .penalty = ca_terms[i].penalty,
                                    .count = (double)ev[2 + i].count, .cycles = __builtin_nan("")};
         double p;
         if (ca_penalty_get(ca_terms[i].penalty, &p))
@@ -306,9 +399,13 @@ int ca_measure(struct ca_account *a, void (*fn)(void *), void *arg)
 
 void ca_account_json(struct json *j, const char *bench, const struct ca_account *a)
 {
-    if (a->ok)
+    if (a->ok) {
         ca_json(j, bench, &a->r, a->t, a->n, a->stall_event, a->cycles_event);
-    else
+        if (a->cycles_note[0])
+            json_kv_str(j, "cycles_event_note", a->cycles_note);
+        if (a->stall_note[0])
+            json_kv_str(j, "stall_event_note", a->stall_note);
+    } else
         ca_json_unavailable(j, bench, a->reason);
 }
 

@@ -60,6 +60,7 @@ struct ca_term {
     double count;        /* N_i */
     double cycles;       /* P_i; NaN when not calibrated in this run, or dropped */
     const char *dropped; /* why a measured P_i was not used (it was suspect), else NULL */
+    const char *note;    /* ca_event.note: fallback or refusal reasons; NULL or "" when none */
 };
 
 struct ca_result {
@@ -74,8 +75,8 @@ struct ca_result {
 int ca_compute(double total_cycles, double stall_cycles, const struct ca_term *t, size_t n, struct ca_result *r);
 
 /* Writes the keys of a `cycle_accounting` record: bench, status "ok", total_cycles, retiring_cycles,
- * stall_cycles, counted_stall_cycles, unaccounted_cycles, unaccounted_negative, terms [{event, count,
- * penalty, penalty_cycles, stall_cycles}], plus the method keys. */
+ * stall_cycles, counted_stall_cycles, unaccounted_cycles, unaccounted_negative, terms [{event, event_note (only
+ * when there is one), penalty_name, count, penalty, dropped, stall_cycles}], plus the method keys. */
 void ca_json(struct json *j, const char *bench, const struct ca_result *r, const struct ca_term *t, size_t n,
              const char *stall_event, const char *cycles_event);
 /* bench, status "unavailable", reason. */
@@ -98,25 +99,50 @@ void ca_print(ca_print_fn print, const char *bench, const struct ca_result *r, c
 /* Whether events can be counted in this run; else *why (optional) says why. */
 bool ca_can_count(const char **why);
 
-/* One event to count: the first of `candidates` (NULL-terminated specifier list, one per PMU family: the
- * names differ between Intel models and AMD) that the PMU accepts is used. */
+/*
+ * Event lists. A list names, per PMU family, the events that count one kind of event, in order of preference;
+ * the PMU's generated event table (pmu_count_event_table) decides which entries apply:
+ *   CA_ON(CA_T_NHM, "BR_MISP_EXEC:COND")   = "nhm wsm wsm_dp@BR_MISP_EXEC:COND": only on those tables
+ *   "UNC_QMC_NORMAL_READS:ANY"             no "tables@": on any PMU that accepts it
+ * The first applicable entry the PMU accepts is used. Entries for other tables are not candidates at all (a
+ * name that means something else elsewhere can never be picked there). Only events that count the list's kind
+ * (or, on a PMU without such an event, a superset the benchmark names in its record) belong in a list: when
+ * the first applicable entry is refused, what is used instead and why the earlier ones were refused go into
+ * the note, which the record that uses the count carries (`event_note`).
+ */
+#define CA_T_NHM "nhm wsm wsm_dp"                 /* Nehalem 06_1A/1E/1F/2E, Westmere 06_25 (wsm), 06_2C/2F (wsm_dp) */
+#define CA_T_ARCH "arch"                          /* later Intel: SDM Table 18-1 architectural events only */
+#define CA_T_AMD "amd_k8 amd_fam10h amd_fam15h"   /* K8, K10 (family 10h), family 15h */
+#define CA_T_ZEN "amd_fam17h_zen1 amd_fam17h_zen2 amd_fam19h_zen3 amd_fam19h_zen4"
+#define CA_T_P4 "netburst netburst_p"             /* NetBurst family 0Fh */
+#define CA_ON(tables, spec) tables "@" spec
+
+/* Whether list entry `cand` applies to event table `table` (NULL: none known); *spec (optional) = the
+ * specifier without its "tables@" prefix. */
+bool ca_cand_applies(const char *cand, const char *table, const char **spec);
+
+/* One event to count: the first applicable entry of `candidates` (NULL-terminated list, see above) that the
+ * PMU accepts is used. */
 #define CA_MAX_EVENTS 16
+#define CA_NOTE_MAX 256
 struct ca_event {
     const char *const *candidates;
-    const char *used; /* out: the candidate that counted, NULL when none could */
-    uint64_t count;   /* out */
+    const char *used;       /* out: the specifier that counted (no "tables@"), NULL when none could */
+    uint64_t count;         /* out */
+    char note[CA_NOTE_MAX]; /* out: "" when the first applicable entry counted; else what was refused and
+                               why ("X: <why>; Y: <why>"), or why nothing could be counted */
 };
 
-/* Counts the events around fn(arg): each event resolved to its first accepted candidate, then fn runs once
- * per group of at most pmu_count_max_events events (fn must do the same work every time); a group the PMU
- * refuses is counted one event per run instead. Returns the number of events counted (those with used !=
+/* Counts the events around fn(arg): each event resolved to its first accepted applicable candidate, then fn runs
+ * once per group of at most pmu_count_max_events events (fn must do the same work every time); a group the
+ * PMU refuses is counted one event per run instead. Returns the number of events counted (those with used !=
  * NULL), or -1 with *why set when nothing can be counted in this run or nothing could be counted. */
 int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char *why, size_t whylen);
 
-/* Candidate lists shared by the benchmarks. */
+/* Lists shared by the benchmarks (docs/pmu.md, "Events per benchmark and model"). */
 extern const char *const ca_ev_cycles[];      /* unhalted core cycles */
 extern const char *const ca_ev_stalls[];      /* cycles with no uop retired (Intel) / dispatch stalls (AMD) */
-extern const char *const ca_ev_br_misp[];     /* retired mispredicted branches */
+extern const char *const ca_ev_br_misp[];     /* every mispredicted branch (the cycle-accounting term) */
 extern const char *const ca_ev_div_busy[];    /* ARITH.CYCLES_DIV_BUSY */
 extern const char *const ca_ev_unc_reads[];   /* UNC_QMC_NORMAL_READS.ANY (Nehalem/Westmere uncore) */
 extern const char *const ca_ev_unc_writes[];  /* UNC_QMC_WRITES.FULL.ANY */
@@ -134,6 +160,8 @@ struct ca_account {
     bool ok;
     char reason[160];                  /* why not ok */
     const char *cycles_event, *stall_event;
+    char cycles_note[CA_NOTE_MAX], stall_note[CA_NOTE_MAX]; /* as ca_event.note */
+    char note[CA_MAX_EVENTS][CA_NOTE_MAX];                   /* t[i].note points here */
     struct ca_term t[CA_MAX_EVENTS];   /* ca_n_terms used */
     size_t n;
     struct ca_result r;

@@ -47,7 +47,7 @@ static const struct cfg_key keys[CFG_KEY_COUNT] = {
                            "0|1|true|false|yes|no|on|off", "off",
                            "emit a record for every MSR write (debugging)"},
     [CFG_KEY_PMU_ASSUME] = {"pmu_assume", K_WORD, FIELD(pmu_assume), 0,
-                            "none|nhm|wsm|amd_fam10h|netburst", "none",
+                            "none|nhm|wsm|amd_fam10h|amd_fam15h|netburst", "none",
                             "drive the PMU as this model regardless of CPUID (for emulators)"},
     [CFG_KEY_EVENTS] = {"events", K_TEXT, FIELD(events), 0, "text of at most 511 characters", "",
                         "extra PMU events to count, checked by the PMU code; empty for none"},

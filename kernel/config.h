@@ -22,7 +22,7 @@ struct config {
     char bench[256];      /* comma list of [a-z0-9_]+, default "all" */
     uint64_t max_bytes;   /* 0 = no cap */
     bool trace_msr;
-    char pmu_assume[16];  /* "" or nhm|wsm|amd_fam10h|netburst */
+    char pmu_assume[16];  /* "" or nhm|wsm|amd_fam10h|amd_fam15h|netburst */
     char events[512];     /* free text, validated by the PMU code */
     bool acpi_dump;
     uint32_t max_cpus;    /* 0 = all */

@@ -92,8 +92,9 @@ static void emit_queued(void)
     }
 }
 
-/* After every traced access, on any CPU. smp_current_index uses CPUID, not the APIC (an x2APIC read
- * would itself be a traced MSR access). */
+/* After every traced access, on any CPU - also right after the write that enables the counters, so
+ * nothing here may be counted differently from run to run: smp_current_index reads the CPU's own
+ * descriptor tables (no CPUID, no APIC: an x2APIC read would itself be a traced MSR access). */
 static void trace(enum trace_op op, uint32_t msr, uint64_t val, bool ok)
 {
     uint32_t cpu = smp_current_index();

@@ -49,14 +49,12 @@ uint32_t smp_cpu_total(void) { return n_total ? n_total : 1; }
 const struct smp_cpu *smp_cpu(uint32_t index) { return index < n_total ? &cpus[index] : NULL; }
 const struct smp_cpu *smp_online(uint32_t i) { return i < n_online ? &cpus[online_list[i]] : NULL; }
 
-/* Through CPUID, not the APIC: in x2APIC mode the APIC ID read is an MSR access, and the msr_trace
- * queue asks this for every access it records. CPUID.1:EBX[31:24] is the initial xAPIC ID; with
- * x2APIC, leaf 0BH EDX holds the full 32-bit x2APIC ID (SDM Vol. 3A 11.12.8). */
-uint32_t smp_current_index(void)
+/* Fallback only: a CPU running on descriptor tables that are not ours (none does once smp_init has
+ * counted more than one CPU: each loads its struct cpu_tables before anything else). CPUID.1:EBX[31:24]
+ * is the initial xAPIC ID; with x2APIC, leaf 0BH EDX holds the full 32-bit ID (SDM Vol. 3A 11.12.8). */
+static NOINLINE uint32_t index_by_cpuid(void)
 {
     uint32_t r[4], id;
-    if (smp_cpu_total() <= 1)
-        return 0;
     cpuid_raw(1, 0, r);
     id = r[1] >> 24;
     if (K.apic.x2apic && K.cpu.max_basic >= 0xb) {
@@ -67,6 +65,27 @@ uint32_t smp_current_index(void)
         if (cpus[i].apic_id == id)
             return i;
     return 0;
+}
+
+/* From this CPU's own struct cpu_tables, found through SGDT (its GDT is the struct's first member;
+ * kernel_main gives the BSP index 0, start_ap each AP its index before it runs): no APIC read (an MSR
+ * in x2APIC mode, and the msr_trace queue asks this for every access it records) and no CPUID. The
+ * trace hook runs right after the write that enables the counters, and pmu_core_cycles_read calls
+ * this between two RDPMCs: a CPUID there would be counted (it serializes, and under a hypervisor it
+ * exits to the VMM). */
+uint32_t smp_current_index(void)
+{
+    struct {
+        uint16_t limit;
+        uint64_t base;
+    } PACKED gdtr;
+    if (smp_cpu_total() <= 1)
+        return 0;
+    __asm__ volatile("sgdt %0" : "=m"(gdtr));
+    if (gdtr.limit != sizeof(((const struct cpu_tables *)0)->gdt) - 1)
+        return index_by_cpuid();
+    const struct cpu_tables *t = (const struct cpu_tables *)(uintptr_t)(gdtr.base - offsetof(struct cpu_tables, gdt));
+    return t->index < n_total ? t->index : index_by_cpuid();
 }
 
 static void rebuild_online(void)

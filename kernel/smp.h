@@ -25,7 +25,7 @@ uint32_t smp_cpu_total(void);               /* CPUs listed (online or not) */
 const struct smp_cpu *smp_cpu(uint32_t index); /* index < smp_cpu_total() */
 /* The i-th online CPU (0 = BSP), or NULL. */
 const struct smp_cpu *smp_online(uint32_t i);
-/* Index of the calling CPU (0 = BSP), found through CPUID: no MSR access. */
+/* Index of the calling CPU (0 = BSP), read from its descriptor tables (SGDT): no MSR access, no CPUID. */
 uint32_t smp_current_index(void);
 /* Start fn(arg) on CPU `index` (an AP) without waiting. 0, or -1 when offline/busy. */
 int smp_call(uint32_t index, smp_fn fn, void *arg);

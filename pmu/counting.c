@@ -114,7 +114,9 @@ int pmu_group_add(struct pmu_group *g, const struct pmu_event_enc *e, unsigned a
                 s->index = (uint8_t)bit;
                 s->width = c->gp_width;
                 s->ctl_msr = MSR_IA32_PERFEVTSEL(bit);
-                s->ctr_msr = MSR_IA32_PMC(bit);
+                /* IA32_A_PMCx where PERF_CAPABILITIES[13] allows full-width writes (the preload is then
+                 * written as is, not sign-extended from bit 31), else IA32_PMCx. */
+                s->ctr_msr = pmu_gp_ctr_rw_msr(c, bit);
                 s->ctl = alt == 1 && e->alt_extra_msr ? e->alt_evtsel : e->evtsel;
                 s->extra_msr = alt == 1 && e->alt_extra_msr ? e->alt_extra_msr : e->extra_msr;
                 s->extra = e->extra;
@@ -225,10 +227,44 @@ static int schedule(const struct pmu_event_enc *e, unsigned n, bool gp_only, str
     return 0;
 }
 
+/* CPUID.0AH:EBX: an architectural event the CPU marks unavailable is not counted on a general counter
+ * (SDM 18.2.1.2; e.g. erratum AAJ80 parts set bit 6, branch mispredicts retired). An event that may
+ * also use a fixed counter keeps only the fixed one (fixed counters are enumerated by EDX/ECX, not by
+ * EBX); one with no counter left is refused: -1 with the reason in err. */
+static int arch_gate(struct pmu_event_enc *e, char *err, size_t errlen)
+{
+    char why[192];
+    int bit;
+    if (e->cls != PMU_CLS_CORE || PMU.caps.arch != PMU_ARCH_INTEL || (bit = pmu_arch_event_index(e->evtsel)) < 0)
+        return 0;
+    const char *name = e->name;
+    for (const char *p = e->name; *p; p++)
+        if (p[0] == ':' && p[1] == ':')
+            name = p + 2;
+    if (pmu_arch_event_refused(&PMU.caps, name, (unsigned)bit, why, sizeof(why)) == 0)
+        return 0;
+    e->cntmask &= ~0xffffffffULL; /* general counters are bits 31:0 of cntmask */
+    if (e->cntmask)
+        return 0;
+    fmt_snprintf(err, errlen, "%s", why);
+    return -1;
+}
+
 int pmu_group_add_all(struct pmu_group *g, const struct pmu_event_enc *e, unsigned n, bool gp_only, char *err,
                       size_t errlen)
 {
     static struct sched_result res;
+    static struct pmu_event_enc gated[SCHED_MAX_EVENTS];
+    if (n > SCHED_MAX_EVENTS) {
+        fmt_snprintf(err, errlen, "%u events: at most %u", n, (unsigned)SCHED_MAX_EVENTS);
+        return -1;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        gated[i] = e[i];
+        if (arch_gate(&gated[i], err, errlen) != 0)
+            return -1;
+    }
+    e = gated;
     if (schedule(e, n, gp_only, &res, err, errlen) != 0)
         return -1;
     if (res.ngroups > 1) {
@@ -440,6 +476,19 @@ int pmu_group_program(struct pmu_group *g)
     measure_record(g);
     pmu_window_open(g->id);
 
+    /* Errata AAK100 (06_1A), AAP53 (06_1E), BD53 (06_2C), and the other Nehalem/Westmere models Linux
+     * covers (pmu_errata_for): a reprogrammed general counter may count core cycles or nothing unless
+     * the PMU is reset first - Linux intel_pmu_nhm_workaround's sequence (pmu_nhm_reset_sequence),
+     * before every group with core counters. It starts with the global disable and ends with all four
+     * PERFEVTSELx/PMCx pairs clear; the programming below then starts from that state. */
+    if (core_global(g) && (c->errata & PMU_ERRATUM_NHM_RESET)) {
+        struct pmu_msr_write seq[PMU_NHM_RESET_MAX_STEPS];
+        /* IA32_PEBS_ENABLE only where PEBS is usable (IA32_MISC_ENABLE[12] clear): nothing else can
+         * have enabled it, and a faulting write would invalidate the group's counts. */
+        unsigned n = pmu_nhm_reset_sequence(seq, ARRAY_SIZE(seq), c->gp_counters, c->pebs);
+        for (unsigned i = 0; i < n; i++)
+            wr(g, seq[i].msr, seq[i].value);
+    }
     /* [NHM] 3.1.3: a counter whose IA32_PERF_GLOBAL_CTRL bit is clear ignores all other programming,
      * so everything below happens with the counters globally disabled. */
     if (core_global(g))
@@ -710,6 +759,10 @@ int pmu_counting_prepare(struct pmu_counting *c, const char *events, const char 
         char err[200];
         if (!nt || pmu_event_parse(t, nt, spec, &c->ev[c->nev], err, sizeof(err)) != PMU_EV_OK) {
             fmt_snprintf(c->err, sizeof(c->err), "events: %s", nt ? err : "this PMU model has no event table");
+            return c->status = PMU_COUNTING_ERROR;
+        }
+        if (arch_gate(&c->ev[c->nev], err, sizeof(err)) != 0) {
+            fmt_snprintf(c->err, sizeof(c->err), "events: %s", err);
             return c->status = PMU_COUNTING_ERROR;
         }
         /* The uncore and the off-core response MSRs are separate features with their own gates. */

@@ -82,6 +82,63 @@ uint64_t pmu_enc_pebs_enable(uint32_t pebs_pmc_mask, uint32_t ll_pmc_mask)
            (((uint64_t)ll_pmc_mask << IA32_PEBS_ENABLE_LL_SHIFT) & IA32_PEBS_ENABLE_LL_MASK);
 }
 
+unsigned pmu_nhm_reset_sequence(struct pmu_msr_write *out, unsigned max, unsigned n_gp, bool clear_pebs)
+{
+    /* The three "non-counting" events of the errata (event B5H, D2H, B1H, B1H; unit mask 00H; USR, OS,
+     * EN): 0x4300B5, 0x4300D2, 0x4300B1, 0x4300B1. Linux programs all four counters ("in practice it
+     * appears some of these events do in fact count"). */
+    static const uint8_t magic_event[PMU_NHM_RESET_COUNTERS] = {0xb5, 0xd2, 0xb1, 0xb1};
+    unsigned n = n_gp < PMU_NHM_RESET_COUNTERS ? n_gp : PMU_NHM_RESET_COUNTERS;
+    unsigned need = (clear_pebs ? 2U : 1U) + 2U * n + 2U + 2U * n;
+    unsigned k = 0;
+
+    if (!out || n == 0 || max < need)
+        return 0;
+    out[k++] = (struct pmu_msr_write){MSR_IA32_PERF_GLOBAL_CTRL, 0};
+    if (clear_pebs)
+        out[k++] = (struct pmu_msr_write){MSR_IA32_PEBS_ENABLE, 0};
+    for (unsigned i = 0; i < n; i++) {
+        struct pmu_evtsel f = {.event = magic_event[i], .usr = true, .os = true, .en = true};
+        out[k++] = (struct pmu_msr_write){MSR_IA32_PERFEVTSEL(i), pmu_enc_perfevtsel(&f)};
+        out[k++] = (struct pmu_msr_write){MSR_IA32_PMC(i), 0};
+    }
+    out[k++] = (struct pmu_msr_write){MSR_IA32_PERF_GLOBAL_CTRL, pmu_enc_global_ctrl((1u << n) - 1, 0)};
+    out[k++] = (struct pmu_msr_write){MSR_IA32_PERF_GLOBAL_CTRL, 0};
+    for (unsigned i = 0; i < n; i++) {
+        out[k++] = (struct pmu_msr_write){MSR_IA32_PERFEVTSEL(i), 0};
+        out[k++] = (struct pmu_msr_write){MSR_IA32_PMC(i), 0};
+    }
+    return k;
+}
+
+/* SDM Vol. 3B Table 18-1 "UMask and Event Select Encodings for Pre-Defined Architectural Performance
+ * Events", indexed by the CPUID.0AH:EBX bit; bit 7 (topdown slots) is perfmon v5. */
+static const struct {
+    uint8_t event, umask;
+    const char *name;
+} arch_events[PMU_ARCH_EVENTS] = {
+    {0x3c, 0x00, "core cycles"},
+    {0xc0, 0x00, "instructions retired"},
+    {0x3c, 0x01, "reference cycles"},
+    {0x2e, 0x4f, "last-level cache references"},
+    {0x2e, 0x41, "last-level cache misses"},
+    {0xc4, 0x00, "branch instructions retired"},
+    {0xc5, 0x00, "branch mispredicts retired"},
+    {0xa4, 0x01, "topdown slots"},
+};
+
+int pmu_arch_event_index(uint64_t evtsel)
+{
+    uint8_t ev = (uint8_t)(evtsel & IA32_PERFEVTSEL_EVENT_MASK);
+    uint8_t um = (uint8_t)((evtsel & IA32_PERFEVTSEL_UMASK_MASK) >> IA32_PERFEVTSEL_UMASK_SHIFT);
+    for (unsigned i = 0; i < PMU_ARCH_EVENTS; i++)
+        if (arch_events[i].event == ev && arch_events[i].umask == um)
+            return (int)i;
+    return -1;
+}
+
+const char *pmu_arch_event_name(unsigned bit) { return bit < PMU_ARCH_EVENTS ? arch_events[bit].name : NULL; }
+
 int pmu_enc_ldlat(uint32_t cycles, uint64_t *out)
 {
     *out = cycles & PEBS_LD_LAT_THRESHOLD_MASK;

@@ -29,6 +29,33 @@ uint64_t pmu_enc_pebs_enable(uint32_t pebs_pmc_mask, uint32_t ll_pmc_mask);
 /* MSR_PEBS_LD_LAT_THRESHOLD: 0 on success, -1 when cycles is outside [3, 65535] ([NHM] Table 17). */
 int pmu_enc_ldlat(uint32_t cycles, uint64_t *out);
 
+/* One step of an MSR write sequence. */
+struct pmu_msr_write {
+    uint32_t msr;
+    uint64_t value;
+};
+
+/* Errata AAK100 (06_1A), AAP53 (06_1E), BD53 (06_2C): after reprogramming, a general counter may count
+ * core cycles or nothing unless the PMU is reset first. The reset, as Linux's intel_pmu_nhm_workaround
+ * (arch/x86/events/intel/core.c) documents it, for the first n_gp (at most 4) general counters:
+ *   1  IA32_PERF_GLOBAL_CTRL = 0, then IA32_PEBS_ENABLE = 0 (if clear_pebs)
+ *   2  for i = 0..3: IA32_PERFEVTSELi = 0x4300B5, 0x4300D2, 0x4300B1, 0x4300B1; IA32_PMCi = 0
+ *   3  IA32_PERF_GLOBAL_CTRL = bits 0..n_gp-1 (0xF)
+ *   4  IA32_PERF_GLOBAL_CTRL = 0
+ *   5  for i = 0..3: IA32_PERFEVTSELi = 0; IA32_PMCi = 0
+ * (Step 1 disables globally before clearing PEBS, [NHM] 3.1.3.) Fills out[] and returns the number of
+ * steps (PMU_NHM_RESET_MAX_STEPS with 4 counters and PEBS), or 0 when n_gp is 0 or max is too small. */
+#define PMU_NHM_RESET_COUNTERS 4U
+#define PMU_NHM_RESET_MAX_STEPS (2U + 2U * PMU_NHM_RESET_COUNTERS + 2U + 2U * PMU_NHM_RESET_COUNTERS)
+unsigned pmu_nhm_reset_sequence(struct pmu_msr_write *out, unsigned max, unsigned n_gp, bool clear_pebs);
+
+/* Architectural events (SDM Table 18-1; [NHM] Table 25 names bits 0-6): the CPUID.0AH:EBX bit of the
+ * event a PERFEVTSEL value selects (event select and unit mask), or -1 when it is not one of them. */
+#define PMU_ARCH_EVENTS 8U
+int pmu_arch_event_index(uint64_t evtsel);
+/* "core cycles", "instructions retired", ... for EBX bit i; NULL past the end. */
+const char *pmu_arch_event_name(unsigned bit);
+
 /* MSR_OFFCORE_RSP_x ([NHM] Table 12): request bits 7:0, response bits 15:8. Returns -1 (and
  * still stores the value) when either half is empty - such a value counts nothing. */
 int pmu_enc_offcore_rsp(uint8_t request, uint8_t response, uint64_t *out);

@@ -66,7 +66,9 @@
  * ------------------------------------------------------------------------------------------- */
 #define MSR_IA32_PMC0 0xc1U      /* ... IA32_PMC7 0xC8 */
 #define MSR_IA32_PERFEVTSEL0 0x186U /* ... IA32_PERFEVTSEL7 0x18D */
-#define MSR_IA32_A_PMC0 0x4c1U   /* full-width alias, needs IA32_PERF_CAPABILITIES.FW_WRITE */
+/* IA32_A_PMCx (0x4C1+x): the same counters; a write sets all `width` bits instead of sign-extending
+ * bit 31 ([NHM] 3.3.1). Present only when IA32_PERF_CAPABILITIES[13] (FW_WRITE) is set. */
+#define MSR_IA32_A_PMC0 0x4c1U
 #define MSR_IA32_PMC(n) (MSR_IA32_PMC0 + (n))
 #define MSR_IA32_PERFEVTSEL(n) (MSR_IA32_PERFEVTSEL0 + (n))
 #define MSR_IA32_A_PMC(n) (MSR_IA32_A_PMC0 + (n))
@@ -172,6 +174,7 @@
 #define IA32_PERF_CAP_PEBS_REC_FMT_MASK PMB_FIELD(11, 8)
 #define IA32_PERF_CAP_PEBS_REC_FMT_SHIFT 8
 #define IA32_PERF_CAP_SMM_FRZ PMB_BIT(12)
+#define IA32_PERF_CAP_FREEZE_WHILE_SMM IA32_PERF_CAP_SMM_FRZ /* SDM name: IA32_DEBUGCTL[14] is usable */
 #define IA32_PERF_CAP_FW_WRITE PMB_BIT(13)
 #define IA32_PERF_CAP_PERF_METRICS PMB_BIT(15)
 #define IA32_PERF_CAP_PEBS_OUTPUT_PT PMB_BIT(16)
@@ -204,6 +207,7 @@
 #define IA32_DEBUGCTL_FRZ_PERFMON_ON_PMI PMB_BIT(12)
 #define IA32_DEBUGCTL_UNCORE_PMI_EN PMB_BIT(13)
 #define IA32_DEBUGCTL_SMM_FRZ PMB_BIT(14)
+#define IA32_DEBUGCTL_FREEZE_WHILE_SMM IA32_DEBUGCTL_SMM_FRZ /* SDM name; only if IA32_PERF_CAPABILITIES[12] */
 #define IA32_DEBUGCTL_RTM_DEBUG PMB_BIT(15)
 
 /* ---------------------------------------------------------------------------------------------
@@ -229,6 +233,9 @@
 #define MSR_PEBS_LD_LAT_THRESHOLD 0x3f6U
 #define PEBS_LD_LAT_THRESHOLD_MASK PMB_FIELD(15, 0)
 #define PEBS_LD_LAT_THRESHOLD_MIN 3U
+/* Smallest PEBS sample-after value programmed: Linux nhm_limit_period (arch/x86/events/intel/core.c)
+ * raises every Nehalem period below 32, which was found to lock the machine up. */
+#define PEBS_MIN_PERIOD 32U
 
 /* ---------------------------------------------------------------------------------------------
  * Off-core response ([NHM] 3.4 Tables 11/12). Event B7H/umask 01H uses MSR_OFFCORE_RSP_0;

@@ -116,15 +116,87 @@ long ds_pebs_count(const struct ds_area *ds, unsigned rec)
     return (long)(used / rec);
 }
 
+uint64_t pebs_period_clamp(uint64_t requested, uint64_t min, bool *clamped)
+{
+    bool up = requested < min;
+    if (clamped)
+        *clamped = up;
+    return up ? min : requested;
+}
+
+/* ---- drain ---------------------------------------------------------------------------------- */
+
+bool pebs_last_record_after_disable(uint64_t counter, uint64_t reset, unsigned width)
+{
+    uint64_t m = width >= 64 ? ~0ULL : (1ULL << width) - 1;
+    return (counter & m) == (reset & m);
+}
+
+static uint64_t sign_extend48(uint64_t v) { return (uint64_t)((int64_t)(v << 16) >> 16); }
+
+long pebs_drain_records(struct pebs_lat_hist *h, struct pebs_drain_acc *acc, const struct ds_area *snap,
+                        const void *mem, unsigned format, uint64_t lo, uint64_t hi, bool last_is_stray)
+{
+    struct pebs_record r;
+    long n, decoded = 0;
+
+    if (!h || !acc || !snap || format > PEBS_MAX_FORMAT || (!mem && snap->pebs_index != snap->pebs_buffer_base)) {
+        if (acc)
+            acc->bad++;
+        return -1;
+    }
+    n = ds_pebs_count(snap, rec_size[format]);
+    if (n < 0) {
+        acc->bad++;
+        return -1;
+    }
+    if (n > 0 && last_is_stray) {
+        acc->stray++;
+        n--;
+    }
+    for (long i = 0; i < n; i++) {
+        const uint8_t *p = (const uint8_t *)mem + (size_t)i * rec_size[format];
+        if (pebs_decode(p, rec_size[format], format, &r) != 0) {
+            acc->bad++;
+            continue;
+        }
+        uint64_t a = sign_extend48(r.dla);
+        if (a < lo || a >= hi) {
+            acc->outside++;
+        } else {
+            acc->inside++;
+            acc->inside_cycles += r.latency;
+        }
+        pebs_hist_add(h, r.dse, r.latency);
+        acc->records++;
+        decoded++;
+    }
+    return decoded;
+}
+
+long pebs_drain_late(struct pebs_drain_acc *acc, const struct ds_area *snap, uint64_t index_now, unsigned format)
+{
+    if (!acc || !snap || format > PEBS_MAX_FORMAT)
+        return -1;
+    if (index_now < snap->pebs_index || index_now > snap->pebs_absolute_maximum ||
+        (index_now - snap->pebs_index) % rec_size[format]) {
+        acc->bad++;
+        return -1;
+    }
+    long late = (long)((index_now - snap->pebs_index) / rec_size[format]);
+    acc->stray += (uint64_t)late;
+    return late;
+}
+
 /* ---- data sources ([NHM] Table 16; short names from the analysis guide's Table 5) ---------- */
 
 const struct pebs_t2_info pebs_t2_table[PEBS_T2_ROWS] = {
-    [PEBS_T2_L3_UNSHARED] = {"L3 CACHE hit, line unshared", "~40 cycles"},
-    [PEBS_T2_L3_SHARED] = {"L3 CACHE hit, shared line in another core", "~65 cycles"},
-    [PEBS_T2_L3_MODIFIED] = {"L3 CACHE hit, modified in another core", "~75 cycles"},
-    [PEBS_T2_REMOTE_L3] = {"remote L3 CACHE", "~100-300 cycles"},
-    [PEBS_T2_LOCAL_DRAM] = {"Local Dram", "~60 ns"},
-    [PEBS_T2_REMOTE_DRAM] = {"Remote Dram", "~100 ns"},
+    [PEBS_T2_L3_UNSHARED] = {"L3_unshared", "L3 CACHE hit, line unshared"},
+    [PEBS_T2_L3_SHARED] = {"L3_shared_other_core", "L3 CACHE hit, shared line in another core"},
+    [PEBS_T2_L3_MODIFIED] = {"L3_modified_other_core", "L3 CACHE hit, modified in another core (HITM)"},
+    [PEBS_T2_REMOTE_L3] = {"remote_L3", "remote L3 CACHE"},
+    [PEBS_T2_LOCAL_DRAM] = {"local_DRAM", "Local Dram"},
+    [PEBS_T2_REMOTE_DRAM] = {"remote_DRAM", "Remote Dram"},
 };
 
 const struct pebs_dse_info pebs_dse_table[16] = {

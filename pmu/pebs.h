@@ -69,6 +69,10 @@ int ds_set_pebs_reset(struct ds_area *ds, unsigned counter, unsigned width, uint
  * on a record boundary. */
 long ds_pebs_count(const struct ds_area *ds, unsigned rec_size);
 
+/* The sample-after value to program for a requested one: at least `min` (PEBS_MIN_PERIOD, 32: Linux
+ * nhm_limit_period). *clamped (optional) says whether it was raised. */
+uint64_t pebs_period_clamp(uint64_t requested, uint64_t min, bool *clamped);
+
 /* ---- load-latency data sources ([NHM] Table 16) --------------------------------------------- */
 
 /* Rows of Table 2 of the Core i7 / Xeon 5500 performance analysis guide (approximate latencies). */
@@ -92,9 +96,12 @@ struct pebs_dse_info {
     bool doc_reserved;      /* [NHM] Table 16 / SDM call it reserved or unsupported: see docs/pmu.md */
 };
 
+/* A Table 2 row a data source maps to: `row` is the name the data_source records use (bench/lat_plan.c
+ * lat_rows, which alone holds the guide's reference latencies; pmu/ never includes bench/), `source` the
+ * guide's wording of the row. */
 struct pebs_t2_info {
+    const char *row;
     const char *source;
-    const char *latency;
 };
 
 extern const struct pebs_dse_info pebs_dse_table[16];
@@ -121,5 +128,38 @@ void pebs_hist_add(struct pebs_lat_hist *h, uint64_t dse, uint64_t latency);
 long pebs_hist_add_buffer(struct pebs_lat_hist *h, const struct ds_area *ds, const void *mem, unsigned format);
 /* Mean latency of one source in cycles, 0 if it has no samples. */
 double pebs_hist_mean(const struct pebs_lat_hist *h, unsigned src);
+
+/* ---- draining the PEBS buffer ----------------------------------------------------------------
+ * [NHM] 3.1.3: a counter that overflowed while enabled arms the PEBS hardware, and the assist fires on
+ * the next event "even if an intervening write to [IA32_PERF_GLOBAL_CTRL] disables the counter". Such
+ * a record describes a load of the code that stopped the counter (or of the drain), not of the measured
+ * region. The drain therefore runs with IA32_PEBS_ENABLE clear (no assist can fire), and a record that
+ * arrived after the global disable is counted as stray: neither decoded into the histogram nor lost. */
+struct pebs_drain_acc {
+    uint64_t records; /* decoded into the histogram */
+    uint64_t stray;   /* written after the global disable: counted only */
+    uint64_t outside; /* decoded records whose data linear address is outside [lo, hi) */
+    uint64_t inside, inside_cycles; /* the others: how many, and their load latencies summed (core cycles) */
+    uint64_t bad;     /* inconsistent PEBS index or undecodable record */
+};
+
+/* Whether the newest record in the buffer was written at or after the global disable, judged from the
+ * PEBS counter read right after that disable: an assist reloads the counter with its DS reset value
+ * ([NHM] 3.5.3), so a counter that still holds exactly that value has counted nothing since its last
+ * assist. (It also holds when the last assist came just before the disable with no qualifying load
+ * after it: that record is then counted as stray too - kept out of the figures, never lost.) */
+bool pebs_last_record_after_disable(uint64_t counter, uint64_t reset, unsigned width);
+
+/* One drain: every record between snap->pebs_buffer_base and snap->pebs_index (snap: the DS area read
+ * after the disable; mem: that buffer as this code sees it) is decoded into h, its data linear address
+ * (lower 48 bits, sign-extended: [NHM] 3.7) checked against [lo, hi), except the newest one when
+ * last_is_stray, which is counted in acc->stray. Returns the records decoded, or -1 (acc->bad) when
+ * the index is inconsistent or the format unknown. */
+long pebs_drain_records(struct pebs_lat_hist *h, struct pebs_drain_acc *acc, const struct ds_area *snap,
+                        const void *mem, unsigned format, uint64_t lo, uint64_t hi, bool last_is_stray);
+/* Records written past snap->pebs_index by the time the index read index_now (after the records were
+ * decoded, before it is reset): all stray. Returns how many, or -1 (acc->bad) if index_now is below
+ * the snapshot's index, beyond the absolute maximum or not on a record boundary. */
+long pebs_drain_late(struct pebs_drain_acc *acc, const struct ds_area *snap, uint64_t index_now, unsigned format);
 
 #endif

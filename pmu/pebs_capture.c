@@ -51,8 +51,9 @@ static int ds_alloc(void)
     return 0;
 }
 
-/* The `ds_area` record: every field by name, with the address of the area. */
-static void ds_record(const char *why)
+/* The `ds_area` record: every field by name, with the address of the area, and the stray records
+ * ([NHM] 3.1.3, pebs.h) the capture has counted so far. */
+static void ds_record(const char *why, uint64_t stray)
 {
     const volatile struct ds_area *d = ds;
     struct json *j = pmu_rec_begin("ds_area");
@@ -80,43 +81,54 @@ static void ds_record(const char *why)
     json_kv_uint(j, "pebs_format", rec_format);
     json_kv_uint(j, "record_size", rec_size);
     json_kv_uint(j, "buffer_bytes", buf_bytes);
+    json_kv_uint(j, "stray", stray);
     pmu_rec_end();
 }
 
-static int64_t sign_extend48(uint64_t v) { return (int64_t)(v << 16) >> 16; }
+static void pebs_wr(struct pmu_pebs_capture *c, uint64_t v)
+{
+    if (wrmsr_safe(MSR_IA32_PEBS_ENABLE, v) != MSR_OK)
+        c->g.faults++;
+}
 
-static void drain(struct pmu_pebs_capture *c)
+/* The PEBS counter right after the global disable (the stray-record test needs it). */
+static uint64_t pebs_counter_now(struct pmu_pebs_capture *c)
+{
+    uint64_t v = 0;
+    if (rdmsr_safe(c->g.s[0].ctr_msr, &v) != MSR_OK)
+        c->g.faults++;
+    return v;
+}
+
+/* Decode the buffer into the histogram. Call with counting globally disabled and IA32_PEBS_ENABLE
+ * clear (pebs.h "draining the PEBS buffer"); counter = the PEBS counter read after the disable. */
+static void drain(struct pmu_pebs_capture *c, uint64_t counter)
 {
     volatile struct ds_area *d = ds;
+    const struct pmu_slot *s = &c->g.s[0];
+    struct pebs_drain_acc acc = {0};
     struct ds_area snap;
-    struct pebs_record r;
 
     __asm__ volatile("mfence" ::: "memory");
     memcpy(&snap, (const void *)ds, sizeof(snap));
     c->drains++;
-    if (snap.pebs_index == snap.pebs_buffer_base)
+    bool last_stray = pebs_last_record_after_disable(counter, snap.pebs_counter_reset[s->index], s->width);
+    pebs_drain_records(&c->hist, &acc, &snap, (const void *)(uintptr_t)buf_phys, rec_format, c->lo, c->hi,
+                       last_stray);
+    /* Anything written while we decoded came after the disable: stray, counted before the reset. */
+    __asm__ volatile("mfence" ::: "memory");
+    pebs_drain_late(&acc, &snap, d->pebs_index, rec_format);
+    c->records += acc.records;
+    c->outside += acc.outside;
+    c->inside += acc.inside;
+    c->inside_cycles += acc.inside_cycles;
+    c->stray += acc.stray;
+    c->bad += acc.bad;
+    if (d->pebs_index == d->pebs_buffer_base)
         return; /* nothing written: no record, no reprogramming */
-    long n = ds_pebs_count(&snap, rec_size);
-    if (n < 0) {
-        c->bad++;
-    } else {
-        for (long i = 0; i < n; i++) {
-            const uint8_t *p = (const uint8_t *)(uintptr_t)(buf_phys + (uint64_t)i * rec_size);
-            if (pebs_decode(p, rec_size, rec_format, &r) != 0) {
-                c->bad++;
-                continue;
-            }
-            /* [NHM] 3.7: the lower 48 bits of the data linear address are valid. */
-            uint64_t a = (uint64_t)sign_extend48(r.dla);
-            if (a < c->lo || a >= c->hi)
-                c->outside++;
-            pebs_hist_add(&c->hist, r.dse, r.latency);
-            c->records++;
-        }
-    }
     /* [NHM] 3.5.3: the buffer is not circular; reset the index to re-arm it. */
     d->pebs_index = d->pebs_buffer_base;
-    ds_record("drain");
+    ds_record("drain", c->stray);
 }
 
 int pmu_pebs_begin(struct pmu_pebs_capture *c, const void *buf, size_t bytes, uint32_t ldlat, uint64_t period)
@@ -133,7 +145,8 @@ int pmu_pebs_begin(struct pmu_pebs_capture *c, const void *buf, size_t bytes, ui
     c->lo = (uint64_t)(uintptr_t)buf;
     c->hi = c->lo + bytes;
     c->ldlat = ldlat ? ldlat : PMU_PEBS_DEFAULT_LDLAT;
-    c->period = period ? period : PMU_PEBS_DEFAULT_PERIOD;
+    c->period_requested = period ? period : PMU_PEBS_DEFAULT_PERIOD;
+    c->period = pebs_period_clamp(c->period_requested, PEBS_MIN_PERIOD, &c->period_clamped);
     pmu_selftest_ensure();
     if (!pmu_may_program(PMU_FEAT_PEBS, &why)) {
         c->why = why;
@@ -178,7 +191,7 @@ int pmu_pebs_begin(struct pmu_pebs_capture *c, const void *buf, size_t bytes, ui
         c->why = "DS area setup refused the buffer";
         return -1;
     }
-    ds_record("program");
+    ds_record("program", 0);
     if (wrmsr_safe(MSR_IA32_DS_AREA, ds_phys) != MSR_OK) {
         c->why = "IA32_DS_AREA write faulted";
         return -1;
@@ -201,7 +214,9 @@ void pmu_pebs_poll(struct pmu_pebs_capture *c, bool force)
     if (!force && used < (uint64_t)(PMU_PEBS_RECORDS / 2) * rec_size)
         return;
     pmu_group_stop(&c->g); /* global disable before touching the buffer */
-    drain(c);
+    pebs_wr(c, 0);         /* [NHM] 3.1.3: an armed assist would still fire; with PEBS_EN clear it cannot */
+    drain(c, pebs_counter_now(c));
+    pebs_wr(c, c->g.pebs_enable);
     pmu_group_start(&c->g);
 }
 
@@ -210,9 +225,10 @@ void pmu_pebs_end(struct pmu_pebs_capture *c)
     if (!c->active)
         return;
     pmu_group_stop(&c->g);
+    pebs_wr(c, 0); /* [NHM] 3.1.3, as in pmu_pebs_poll */
     pmu_group_read(&c->g);
     c->counter = c->g.s[0].raw;
-    drain(c);
+    drain(c, c->g.s[0].raw);
     if (c->g.faults && c->valid) {
         c->valid = false;
         c->why = "an MSR access faulted";
@@ -240,8 +256,13 @@ static void common_keys(struct json *j, const struct pmu_pebs_capture *c, const 
     json_kv_str(j, "row", row);
     json_kv_uint(j, "ldlat", c->ldlat);
     json_kv_uint(j, "period", c->period);
+    json_kv_uint(j, "period_requested", c->period_requested);
+    if (c->period_clamped)
+        json_kv_str(j, "period_note", "raised to the minimum PEBS period 32 (Linux nhm_limit_period: smaller "
+                                      "periods locked Nehalem up)");
     json_kv_uint(j, "records_total", c->records);
     json_kv_uint(j, "addresses_outside", c->outside);
+    json_kv_uint(j, "stray_records", c->stray);
     json_kv_uint(j, "drains", c->drains);
     json_kv_str(j, "unit", "core_cycles");
     if (c->timing_cycles > 0) {
@@ -297,7 +318,7 @@ void pmu_pebs_emit(const struct pmu_pebs_capture *c, const char *row)
             json_arr_end(j);
         }
         json_arr_end(j);
-        json_kv_str(j, "table2_row", d->table2_row >= 0 ? pebs_t2_table[d->table2_row].source : NULL);
+        json_kv_str(j, "table2_row", d->table2_row >= 0 ? pebs_t2_table[d->table2_row].row : NULL);
         json_kv_bool(j, "doc_reserved", d->doc_reserved);
         json_kv_str(j, "status", "ok");
         pmu_rec_end();

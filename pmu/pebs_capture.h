@@ -12,13 +12,18 @@
 
 struct pmu_pebs_capture {
     struct pebs_lat_hist hist; /* per data source (bits 3:0 of the record's data source) */
-    uint64_t records;          /* records drained */
-    uint64_t outside;          /* records whose data linear address is outside [lo, hi) */
+    uint64_t records;          /* records drained into the histogram */
+    uint64_t outside;          /* of those, records whose data linear address is outside [lo, hi) */
+    uint64_t inside, inside_cycles; /* the others (the buffer's own loads), and their latencies summed */
+    uint64_t stray;            /* records written after a global disable ([NHM] 3.1.3): counted, not
+                                  decoded (pebs.h "draining the PEBS buffer") */
     uint64_t bad;              /* drains that found an inconsistent PEBS index */
     uint64_t drains;
     uint64_t lo, hi;           /* the benchmark buffer */
     uint32_t ldlat;
-    uint64_t period;
+    uint64_t period;           /* programmed sample-after value: the request, at least PEBS_MIN_PERIOD */
+    uint64_t period_requested;
+    bool period_clamped;       /* the request was below PEBS_MIN_PERIOD and was raised to it */
     int status;                /* 0 programmed; -1 nothing programmed (why) */
     bool active;
     bool valid;                /* the records are measurements (else why) */
@@ -30,21 +35,25 @@ struct pmu_pebs_capture {
 };
 
 /* Program load-latency PEBS ([NHM] 3.5, 3.7; SDM 18.8.1.2) on a general counter: the DS area with a
- * PMU_PEBS_RECORDS buffer and the counter reset for `period` (0: default), IA32_DS_AREA,
+ * PMU_PEBS_RECORDS buffer and the counter reset for `period` (0: default; below PEBS_MIN_PERIOD it is
+ * raised to it and the records say so), IA32_DS_AREA,
  * MEM_INST_RETIRED:LATENCY_ABOVE_THRESHOLD with MSR_PEBS_LD_LAT_THRESHOLD = ldlat (0: 3),
  * IA32_PEBS_ENABLE = PEBS_EN_PMCi | LL_EN_PMCi, then the global enable. [buf, buf + bytes) is where
  * sampled addresses must fall. Runs the PMU self-test first if it has not run. Returns 0 when
  * programmed (also in a dry run), -1 when nothing was programmed (c->why). Call with no record open. */
 int pmu_pebs_begin(struct pmu_pebs_capture *c, const void *buf, size_t bytes, uint32_t ldlat, uint64_t period);
-/* Drain if the buffer is at least half full (or force): global disable, decode every record into
- * the histogram, reset the PEBS index (a ds_area record says so), global enable. Cheap when there is
- * nothing to drain: call it between chunks of the measured loop. */
+/* Drain if the buffer is at least half full (or force): global disable, IA32_PEBS_ENABLE = 0 (an armed
+ * assist can still fire after the global disable, [NHM] 3.1.3), the PEBS counter read, every record
+ * decoded into the histogram (stray ones counted), the PEBS index reset (a ds_area record says so),
+ * IA32_PEBS_ENABLE restored, global enable. Cheap when there is nothing to drain: call it between
+ * chunks of the measured loop. */
 void pmu_pebs_poll(struct pmu_pebs_capture *c, bool force);
-/* Global disable, last drain, IA32_PEBS_ENABLE and the event select cleared. */
+/* Global disable, IA32_PEBS_ENABLE = 0, counter read, last drain, the event select cleared. */
 void pmu_pebs_end(struct pmu_pebs_capture *c);
 /* `pebs_latency` records for benchmark row `row`: one per data source with samples (row, source,
  * dse, samples, mean_cycles, min/max, histogram [[low_cycles, count], ...], table2_row,
- * addresses_outside, status); or one record with samples 0 and status unavailable and the reason. */
+ * addresses_outside, stray_records, period / period_requested, status); or one record with samples 0
+ * and status unavailable and the reason. */
 void pmu_pebs_emit(const struct pmu_pebs_capture *c, const char *row);
 /* Mean latency (core cycles) of data source `dse` (0..15), or of all sources (-1); 0 without samples.
  * *samples (optional) gets the count. Meaningful only when c->valid. */

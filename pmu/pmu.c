@@ -21,7 +21,8 @@ static char reason_buf[192];
 static bool in_window;
 static uint32_t window_id;
 
-/* SMP index of the calling CPU: kernel/smp.c finds it through CPUID (no traced MSR access). */
+/* SMP index of the calling CPU: kernel/smp.c reads it from this CPU's descriptor tables (SGDT), with
+ * no CPUID (serializing, and a VM exit under a hypervisor) and no traced MSR access. */
 uint32_t pmu_cpu_index(void) { return smp_current_index(); }
 
 struct json *pmu_rec_begin(const char *type)
@@ -145,6 +146,42 @@ static void detect_hardware(void)
     }
 }
 
+/* "Counts that include SMM": IA32_DEBUGCTL.FREEZE_WHILE_SMM ([NHM] Table 4 SMM_FRZ, bit 14) stops the
+ * counters while the CPU is in SMM, where IA32_PERF_CAPABILITIES[12] says the bit exists. Set once,
+ * read-modify-write (LBR capture keeps the other bits), on the BSP, the CPU that programs counters. */
+static void smm_freeze_setup(void)
+{
+    uint64_t v = 0;
+    const char *why = NULL;
+
+    PMU.smm_freeze = -1;
+    if (!PMU.present) {
+        PMU.smm_freeze_why = "not supported (PMU unavailable)";
+        return;
+    }
+    if (!pmu_smm_freeze_supported(&PMU.caps, &why)) {
+        PMU.smm_freeze_why = why;
+        return;
+    }
+    PMU.smm_freeze = 0;
+    if (rdmsr_safe(MSR_IA32_DEBUGCTL, &v) != MSR_OK) {
+        PMU.smm_freeze_why = "IA32_DEBUGCTL read faulted";
+        return;
+    }
+    if (wrmsr_safe(MSR_IA32_DEBUGCTL, v | IA32_DEBUGCTL_FREEZE_WHILE_SMM) != MSR_OK) {
+        PMU.smm_freeze_why = "IA32_DEBUGCTL write faulted";
+        return;
+    }
+    if (rdmsr_safe(MSR_IA32_DEBUGCTL, &v) != MSR_OK || !(v & IA32_DEBUGCTL_FREEZE_WHILE_SMM)) {
+        PMU.smm_freeze_why = PMU.assumed ? "IA32_DEBUGCTL[14] reads back clear (assumed PMU: the emulator "
+                                           "does not keep it)"
+                                         : "IA32_DEBUGCTL[14] reads back clear";
+        return;
+    }
+    PMU.smm_freeze = 1;
+    PMU.smm_freeze_why = NULL;
+}
+
 void pmu_init(void)
 {
     if (PMU.initialized)
@@ -178,6 +215,7 @@ void pmu_init(void)
     }
     set_tables();
     set_features();
+    smm_freeze_setup();
 }
 
 /* ---- gates ---------------------------------------------------------------------------------- */
@@ -288,6 +326,28 @@ void pmu_summary_json(struct json *j)
     json_kv_uint(j, "lbr_depth", use_caps ? c->lbr_depth : 0);
     json_kv_uint(j, "offcore", use_caps ? c->offcore_msrs : 0);
     json_kv_str(j, "uncore", use_caps ? pmu_uncore_name(c->uncore) : "none");
+    json_kv_bool(j, "full_width_write", use_caps && c->full_width_write);
+    if (PMU.smm_freeze > 0) {
+        json_kv_bool(j, "freeze_while_smm", true);
+    } else if (PMU.smm_freeze == 0) {
+        json_kv_bool(j, "freeze_while_smm", false);
+        json_kv_str(j, "freeze_while_smm_reason", PMU.smm_freeze_why);
+    } else {
+        json_kv_str(j, "freeze_while_smm", PMU.smm_freeze_why ? PMU.smm_freeze_why : "not supported");
+    }
+    if (PMU.detect_ran) {
+        char fm[8];
+        fmt_snprintf(fm, sizeof(fm), "%02X_%02X", c->cpu_family, c->cpu_model);
+        json_kv_str(j, "family_model", fm);
+    } else {
+        json_kv_null(j, "family_model");
+    }
+    /* Errata workarounds this run applies (docs/pmu.md "Errata"): the erratum behind each. */
+    json_key(j, "errata");
+    json_obj_begin(j);
+    if (use_caps && (c->errata & PMU_ERRATUM_NHM_RESET))
+        json_kv_str(j, "pmu_reset", c->erratum_reset);
+    json_obj_end(j);
     json_kv_str(j, "status", PMU.status ? PMU.status : "unavailable");
     if (PMU.reason)
         json_kv_str(j, "reason", PMU.reason);
@@ -314,6 +374,11 @@ void pmu_caps_json(struct json *j)
     json_kv_bool(j, "global_ctrl", c->global_ctrl);
     json_kv_bool(j, "any_thread", c->any_thread);
     json_kv_bool(j, "full_width_write", c->full_width_write);
+    json_kv_bool(j, "perf_capabilities_read", c->perf_cap_known);
+    json_kv_bool(j, "smm_freeze", c->smm_freeze);
+    json_kv_uint(j, "arch_events_len", c->arch_events_len);
+    json_kv_hex(j, "errata", c->errata);
+    json_kv_str(j, "erratum_reset", c->erratum_reset);
     json_kv_bool(j, "ds", c->ds);
     json_kv_bool(j, "dtes64", c->dtes64);
     json_kv_bool(j, "pdcm", c->pdcm);

@@ -37,6 +37,9 @@ struct pmu_state {
     bool failed[PMU_FEAT_COUNT];             /* disabled for the run (self-test) */
     char failed_why[PMU_FEAT_COUNT][96];
     bool selftest_done;
+    int smm_freeze;                          /* IA32_DEBUGCTL.FREEZE_WHILE_SMM: 1 set (read back), 0 tried
+                                                and not set, -1 not supported; smm_freeze_why says why */
+    const char *smm_freeze_why;
 };
 
 extern struct pmu_state PMU;
@@ -48,7 +51,9 @@ extern struct pmu_state PMU;
 void pmu_init(void);
 
 /* The run record's "pmu" object: vendor, model, version, gp_counters, gp_width, fixed_counters,
- * fixed_width, pebs, pebs_format, load_latency, lbr_format, lbr_depth, offcore, uncore, status,
+ * fixed_width, pebs, pebs_format, load_latency, lbr_format, lbr_depth, offcore, uncore,
+ * full_width_write, freeze_while_smm (true | false + freeze_while_smm_reason | "not supported (...)"),
+ * family_model ("06_1A"; null without detection), errata ({"pmu_reset": "AAK100"} or {}), status,
  * reason, assumed (only with pmu_assume). */
 void pmu_summary_json(struct json *j);
 /* Every capability field (the flow's `pmu` record). */
@@ -82,8 +87,9 @@ uint32_t pmu_window_next_id(void);
 void pmu_window_open(uint32_t id);
 void pmu_window_close(uint32_t id);
 
-/* SMP index of the calling CPU (smp_current_index: through CPUID, no traced MSR access). The PMU
- * code programs counters on the BSP (index 0) only. */
+/* SMP index of the calling CPU (smp_current_index: no CPUID, no traced MSR access, so it may run while
+ * counters count - pmu_core_cycles_read calls it between RDPMC reads). The PMU code programs counters
+ * on the BSP (index 0) only. */
 uint32_t pmu_cpu_index(void);
 
 /* JSON helpers: "0x..." strings for MSR numbers and values. */

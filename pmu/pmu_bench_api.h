@@ -28,17 +28,24 @@ bool pmu_core_cycles_read(uint64_t *value);
 
 /* ---- event counts around a function ------------------------------------------------------------- */
 
-/* Events one pmu_count_around may be given at once, or 0 when no event can be counted in this run;
+/* Events one pmu_count_around may be given at once, or 0 when no event can be counted in this run (in a
+ * pmu_assume dry run it is the model's count: the groups are programmed, their counts never returned);
  * *why (optional) then says why (e.g. "PMU: QEMU TCG emulates no performance counters ..."). */
 unsigned pmu_count_max_events(const char **why);
 
-/* Whether one event specifier (pmu_event_parse syntax) can be counted here; nothing is programmed. */
-bool pmu_count_accepts(const char *spec);
+/* Whether one event specifier (pmu_event_parse syntax) can be counted here; nothing is programmed. When it
+ * cannot, why (optional: NULL, or whylen bytes) says why: the parser's or the scheduler's one-line message. */
+bool pmu_count_accepts(const char *spec, char *why, size_t whylen);
+
+/* The generated event table this run parses specifiers against ("nhm", "wsm", "wsm_dp", "arch", "amd_fam10h",
+ * "netburst", ...: pmu_caps.event_table), or NULL when no event can be counted (pmu_count_max_events is 0) or
+ * the model has no table. The benchmarks pick their per-model event lists by it. */
+const char *pmu_count_event_table(void);
 
 enum pmu_count_status {
     PMU_COUNT_OK = 0,
     PMU_COUNT_REFUSED = -1, /* the events could not be programmed together (why): fn did not run */
-    PMU_COUNT_LOST = -2,    /* fn ran, but the counts are unusable (overflow, not measured) */
+    PMU_COUNT_LOST = -2,    /* fn ran, but the counts are unusable (why: overflow, not measured, a dry run) */
 };
 
 /* Programs the n events as one counter group on the calling CPU (counts zeroed), runs fn(arg) once,

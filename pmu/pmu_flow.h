@@ -4,7 +4,8 @@
 
 /* Emits, in order: `pmu` (every capability and feature gate), `pmu_selftest`, `pmu_counting`
  * records for counting groups over a chase (config events= or the model's default set), off-core
- * response, uncore (Nehalem/Westmere) or DRAM (AMD family 10h) bandwidth, `pebs_latency` for a
+ * response, uncore (Nehalem/Westmere) or DRAM (AMD family 10h/15h) bandwidth per socket
+ * (pmu/uncore_bw.h), `pebs_latency` for a
  * chase, and an `lbr` capture of a known loop. Steps the PMU cannot do say `unavailable` with the
  * reason; with pmu_assume every step programs the MSRs and reports `unavailable` / `assumed PMU`. */
 void pmu_bench(void);

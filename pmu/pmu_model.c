@@ -1,6 +1,7 @@
 /* pmu_model.c - PMU models as const rows; detection applies the matching row to raw CPUID/MSR data. */
 #include "pmu/pmu_model.h"
 #include "pmu/msr_pmu.h"
+#include "pmu/encode.h"
 
 /* ---- ops: counter MSR addresses per register layout ------------------------------------------ */
 
@@ -61,25 +62,26 @@ static void amd_fill(const struct pmu_model *m, const struct pmu_detect_input *i
 static void netburst_fill(const struct pmu_model *m, const struct pmu_detect_input *in, struct pmu_caps *c);
 
 /* Representative inputs (dry runs). Nehalem CPUID.0AH per [NHM] Table 25: v3, 4 GP x 48 bit,
- * 7 arch events, 3 fixed x 48 bit; PERF_CAPABILITIES 0x1C3 = LBR fmt 3, trap-like PEBS with GPRs,
- * PEBS record format 1. */
+ * 7 arch events, 3 fixed x 48 bit; PERF_CAPABILITIES 0x11C3 = LBR fmt 3, trap-like PEBS with GPRs,
+ * PEBS record format 1, SMM_FRZ (bit 12: [NHM] Table 2 "Freeze Counters on SMI: Yes" for Nehalem,
+ * Table 3 names the bit); no full-width writes (bit 13 came with Sandy Bridge). */
 #define INTEL_DS_FLAGS .leaf1_ecx = CPUID_1_ECX_DTES64 | CPUID_1_ECX_PDCM, .leaf1_edx = CPUID_1_EDX_DS
 static const struct pmu_detect_input s_nhm = {
     .vendor = PMU_VENDOR_INTEL, .family = 6, .model = 0x1a, .stepping = 5, .max_basic_leaf = 0xb,
     .max_ext_leaf = 0x80000008, INTEL_DS_FLAGS, .leaf0a = {0x07300403, 0, 0, 0x603},
-    .perf_cap_valid = true, .perf_capabilities = 0x1c3, .misc_enable_valid = true, .misc_enable = 0x80};
+    .perf_cap_valid = true, .perf_capabilities = 0x11c3, .misc_enable_valid = true, .misc_enable = 0x80};
 static const struct pmu_detect_input s_nhm_ex = {
     .vendor = PMU_VENDOR_INTEL, .family = 6, .model = 0x2e, .stepping = 6, .max_basic_leaf = 0xb,
     .max_ext_leaf = 0x80000008, INTEL_DS_FLAGS, .leaf0a = {0x07300403, 0, 0, 0x603},
-    .perf_cap_valid = true, .perf_capabilities = 0x1c3, .misc_enable_valid = true, .misc_enable = 0x80};
+    .perf_cap_valid = true, .perf_capabilities = 0x11c3, .misc_enable_valid = true, .misc_enable = 0x80};
 static const struct pmu_detect_input s_wsm = {
     .vendor = PMU_VENDOR_INTEL, .family = 6, .model = 0x2c, .stepping = 2, .max_basic_leaf = 0xb,
     .max_ext_leaf = 0x80000008, INTEL_DS_FLAGS, .leaf0a = {0x07300403, 0, 0, 0x603},
-    .perf_cap_valid = true, .perf_capabilities = 0x1c3, .misc_enable_valid = true, .misc_enable = 0x80};
+    .perf_cap_valid = true, .perf_capabilities = 0x11c3, .misc_enable_valid = true, .misc_enable = 0x80};
 static const struct pmu_detect_input s_wsm_ex = {
     .vendor = PMU_VENDOR_INTEL, .family = 6, .model = 0x2f, .stepping = 2, .max_basic_leaf = 0xb,
     .max_ext_leaf = 0x80000008, INTEL_DS_FLAGS, .leaf0a = {0x07300403, 0, 0, 0x603},
-    .perf_cap_valid = true, .perf_capabilities = 0x1c3, .misc_enable_valid = true, .misc_enable = 0x80};
+    .perf_cap_valid = true, .perf_capabilities = 0x11c3, .misc_enable_valid = true, .misc_enable = 0x80};
 static const struct pmu_detect_input s_arch_v1 = { /* Core Duo (Yonah) */
     .vendor = PMU_VENDOR_INTEL, .family = 6, .model = 0x0e, .max_basic_leaf = 0xa, .leaf0a = {0x07280201, 0, 0, 0}};
 static const struct pmu_detect_input s_arch_v2 = { /* Core 2 (Penryn) */
@@ -235,7 +237,9 @@ static void intel_pebs(const struct pmu_model *m, const struct pmu_detect_input 
 
     bool caps_ok = c->pdcm && in->perf_cap_valid;
     uint64_t pc = caps_ok ? in->perf_capabilities : 0;
+    c->perf_cap_known = caps_ok;
     if (caps_ok) {
+        c->smm_freeze = (pc & IA32_PERF_CAP_FREEZE_WHILE_SMM) != 0;
         c->lbr_format = (uint8_t)((pc & IA32_PERF_CAP_LBR_FMT_MASK) >> IA32_PERF_CAP_LBR_FMT_SHIFT);
         c->pebs_format = (uint8_t)((pc & IA32_PERF_CAP_PEBS_REC_FMT_MASK) >> IA32_PERF_CAP_PEBS_REC_FMT_SHIFT);
         c->pebs_trap = (pc & IA32_PERF_CAP_PEBS_TRAP) != 0;
@@ -291,6 +295,7 @@ static void intel_fill(const struct pmu_model *m, const struct pmu_detect_input 
         set_status(c, PMU_STATUS_PARTIAL, "CPUID.0AH unavailable: counter layout taken from the model table");
         c->version = m->version;
         c->arch_events = m->arch_events;
+        c->arch_events_len = (uint8_t)highest_bit(m->arch_events);
         c->global_ctrl = m->version >= 2;
         c->any_thread = m->version >= 3;
         c->gp_counters = m->gp;
@@ -313,6 +318,7 @@ static void intel_fill(const struct pmu_model *m, const struct pmu_detect_input 
         c->gp_counters = (uint8_t)gp;
         c->gp_width = (uint8_t)width;
         c->arch_events = ~ebx & low_mask(MIN(len, 32u));
+        c->arch_events_len = (uint8_t)len;
         if (version >= 2) {
             unsigned nfixed = CPUID_0A_EDX_NUM_FIXED(edx), fw = CPUID_0A_EDX_FIXED_WIDTH(edx);
             uint32_t fmask = low_mask(nfixed);
@@ -427,6 +433,9 @@ enum pmu_status pmu_detect(const struct pmu_detect_input *in, struct pmu_caps *c
         return c->status;
     }
     c->vendor = in->vendor;
+    c->cpu_family = (uint8_t)in->family;
+    c->cpu_model = (uint8_t)in->model;
+    c->errata = pmu_errata_for(in->vendor, in->family, in->model, &c->erratum_reset);
     if (in->vendor == PMU_VENDOR_INTEL && in->max_basic_leaf >= CPUID_LEAF_ARCH_PERFMON)
         version = CPUID_0A_EAX_VERSION(in->leaf0a[0]);
 
@@ -518,6 +527,121 @@ int pmu_caps_for_model(const char *name, struct pmu_caps *caps)
         }
     }
     memset(caps, 0, sizeof(*caps));
+    return -1;
+}
+
+/* ---- errata --------------------------------------------------------------------------------
+ * One row per CPU that needs a workaround (docs/pmu.md "Errata"). PMU_ERRATUM_NHM_RESET follows
+ * Linux: intel_pmu_init() installs intel_pmu_nhm_enable_all (which runs intel_pmu_nhm_workaround) for
+ * INTEL_NEHALEM (06_1E), _EP (06_1A), _EX (06_2E) and INTEL_WESTMERE (06_25), _EP (06_2C), _EX (06_2F).
+ * 06_1F (Nehalem "G") has no case there and gets the generic architectural PMU, so no reset here
+ * either. The erratum numbers are the spec updates' as Linux's comment cites them; the other three
+ * models get the reset because Linux gives it to them, without an erratum number of their own. */
+
+static const struct {
+    uint8_t family, model;
+    uint32_t errata;
+    const char *id;
+} errata_rows[] = {
+    {6, 0x1a, PMU_ERRATUM_NHM_RESET, "AAK100"}, /* Core i7-900 / Xeon 5500 (Nehalem-EP) */
+    {6, 0x1e, PMU_ERRATUM_NHM_RESET, "AAP53"},  /* Core i7-800 / i5-700 (Lynnfield) */
+    {6, 0x2c, PMU_ERRATUM_NHM_RESET, "BD53"},   /* Xeon 5600 (Westmere-EP) */
+    {6, 0x2e, PMU_ERRATUM_NHM_RESET, "Linux intel_pmu_nhm_workaround (Nehalem-EX)"},
+    {6, 0x25, PMU_ERRATUM_NHM_RESET, "Linux intel_pmu_nhm_workaround (Westmere)"},
+    {6, 0x2f, PMU_ERRATUM_NHM_RESET, "Linux intel_pmu_nhm_workaround (Westmere-EX)"},
+};
+
+uint32_t pmu_errata_for(enum pmu_vendor v, unsigned family, unsigned model, const char **id)
+{
+    if (id)
+        *id = NULL;
+    if (v != PMU_VENDOR_INTEL)
+        return 0;
+    for (unsigned i = 0; i < ARRAY_SIZE(errata_rows); i++) {
+        if (errata_rows[i].family == family && errata_rows[i].model == model) {
+            if (id)
+                *id = errata_rows[i].id;
+            return errata_rows[i].errata;
+        }
+    }
+    return 0;
+}
+
+bool pmu_smm_freeze_supported(const struct pmu_caps *c, const char **why)
+{
+    const char *w = NULL;
+    if (!c || c->vendor != PMU_VENDOR_INTEL)
+        w = c && c->vendor == PMU_VENDOR_AMD ? "not supported (no IA32_PERF_CAPABILITIES on AMD)"
+                                             : "not supported (no IA32_PERF_CAPABILITIES)";
+    else if (c->arch != PMU_ARCH_INTEL)
+        w = "not supported (no IA32_PERF_CAPABILITIES on NetBurst)";
+    else if (!c->perf_cap_known)
+        w = "not supported (IA32_PERF_CAPABILITIES not read)";
+    else if (!c->smm_freeze)
+        w = "not supported (PERF_CAPABILITIES[12] clear)";
+    if (why)
+        *why = w;
+    return w == NULL;
+}
+
+uint32_t pmu_gp_ctr_rw_msr(const struct pmu_caps *c, unsigned idx)
+{
+    if (!c || c->arch != PMU_ARCH_INTEL || idx >= c->gp_counters)
+        return pmu_gp_ctr_msr(c, idx);
+    return c->full_width_write ? MSR_IA32_A_PMC(idx) : MSR_IA32_PMC(idx);
+}
+
+/* Append s to buf[*o..len), always terminated. */
+static void cat(char *buf, size_t len, size_t *o, const char *s)
+{
+    while (*s && *o + 1 < len)
+        buf[(*o)++] = *s++;
+    if (len)
+        buf[*o < len ? *o : len - 1] = 0;
+}
+
+static void cat_uint(char *buf, size_t len, size_t *o, unsigned v)
+{
+    char t[12];
+    unsigned n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n < sizeof(t) - 1);
+    char r[12];
+    for (unsigned i = 0; i < n; i++)
+        r[i] = t[n - 1 - i];
+    r[n] = 0;
+    cat(buf, len, o, r);
+}
+
+int pmu_arch_event_refused(const struct pmu_caps *c, const char *name, unsigned bit, char *why, size_t len)
+{
+    size_t o = 0;
+    if (!c || c->arch != PMU_ARCH_INTEL || c->vendor != PMU_VENDOR_INTEL || bit >= 32)
+        return 0;
+    if (c->arch_events & (1u << bit))
+        return 0;
+    if (!why || !len)
+        return -1;
+    why[0] = 0;
+    cat(why, len, &o, name ? name : "event");
+    cat(why, len, &o, ": architectural event ");
+    cat_uint(why, len, &o, bit);
+    if (pmu_arch_event_name(bit)) {
+        cat(why, len, &o, " (");
+        cat(why, len, &o, pmu_arch_event_name(bit));
+        cat(why, len, &o, ")");
+    }
+    if (bit < c->arch_events_len) {
+        cat(why, len, &o, " marked unavailable by CPUID.0AH:EBX[");
+        cat_uint(why, len, &o, bit);
+        cat(why, len, &o, "]");
+    } else {
+        cat(why, len, &o, " not enumerated: CPUID.0AH:EAX[31:24] = ");
+        cat_uint(why, len, &o, c->arch_events_len);
+        cat(why, len, &o, " EBX bits");
+    }
     return -1;
 }
 

@@ -47,6 +47,10 @@ struct pmu_detect_input {
 
 struct pmu_model;
 
+/* Errata workarounds the PMU layer applies (struct pmu_caps.errata; table in pmu_model.c, docs/pmu.md
+ * "Errata"). */
+#define PMU_ERRATUM_NHM_RESET (1u << 0) /* AAK100/AAP53/BD53: reset the PMU before every group program */
+
 struct pmu_caps {
     const char *model;  /* row name: "nhm", "wsm", "arch_v4", "amd_fam10h", "netburst", ... */
     const char *desc;
@@ -57,9 +61,13 @@ struct pmu_caps {
     uint8_t fixed_counters, fixed_width;
     uint32_t fixed_mask;   /* bit j = fixed counter j exists (v5 ECX bitmap merged with EDX count) */
     uint32_t arch_events;  /* bit i = architectural event i available (inverted CPUID.0AH:EBX) */
+    uint8_t arch_events_len; /* CPUID.0AH:EAX[31:24], the EBX vector's length (model row: its own) */
+    uint8_t cpu_family, cpu_model; /* display family/model detection ran on (the row's sample when assumed) */
     bool global_ctrl;      /* IA32_PERF_GLOBAL_CTRL (v2+) or AMD PerfMonV2 global control */
     bool any_thread;       /* AnyThr usable (v3+, not deprecated) */
-    bool full_width_write; /* IA32_A_PMCx */
+    bool full_width_write; /* IA32_PERF_CAPABILITIES[13]: counters written through IA32_A_PMCx */
+    bool perf_cap_known;   /* IA32_PERF_CAPABILITIES was read (PDCM): the bits below come from it */
+    bool smm_freeze;       /* IA32_PERF_CAPABILITIES[12]: IA32_DEBUGCTL.FREEZE_WHILE_SMM exists */
     bool ds, dtes64, pdcm;
     bool pebs;
     uint8_t pebs_format;
@@ -81,6 +89,8 @@ struct pmu_caps {
     enum pmu_status status;
     const char *reason;        /* why PARTIAL/UNSUPPORTED (first cause), NULL when OK */
     const char *uncore_note;   /* e.g. why the uncore is not usable */
+    uint32_t errata;           /* PMU_ERRATUM_* workarounds this CPU needs */
+    const char *erratum_reset; /* the erratum behind PMU_ERRATUM_NHM_RESET ("AAK100", ...) */
     const struct pmu_model *row;
 };
 
@@ -110,6 +120,28 @@ uint32_t pmu_gp_ctr_msr(const struct pmu_caps *caps, unsigned idx);
 uint32_t pmu_fixed_ctr_msr(const struct pmu_caps *caps, unsigned idx);
 /* PEBS record size for a PERF_CAPABILITIES format (0x90/0xB0/0xC0/0xC8), 0 if not fixed-size. */
 uint16_t pmu_pebs_record_size(unsigned format);
+
+/* The MSR through which general counter idx is written and read: IA32_A_PMCx (0x4C1+idx) when
+ * IA32_PERF_CAPABILITIES[13] allows full-width writes, else IA32_PMCx (writes sign-extend bit 31,
+ * [NHM] 3.3.1); 0 when the counter does not exist. Intel layout only (else pmu_gp_ctr_msr). */
+uint32_t pmu_gp_ctr_rw_msr(const struct pmu_caps *caps, unsigned idx);
+
+/* Errata workarounds (PMU_ERRATUM_*) for an Intel display family/model and the erratum's name in *id.
+ * PMU_ERRATUM_NHM_RESET where Linux applies intel_pmu_nhm_workaround: 06_1A (AAK100), 06_1E (AAP53),
+ * 06_2C (BD53), and 06_2E, 06_25, 06_2F (no erratum number: Linux's Nehalem-EX / Westmere cases); not
+ * 06_1F, which Linux's PMU driver does not treat as Nehalem. 0 (and *id NULL) otherwise. */
+uint32_t pmu_errata_for(enum pmu_vendor v, unsigned family, unsigned model, const char **id);
+
+/* Whether IA32_DEBUGCTL.FREEZE_WHILE_SMM (bit 14) exists: IA32_PERF_CAPABILITIES[12] ([NHM] Table 3
+ * SMM_FRZ). false with *why = "not supported (PERF_CAPABILITIES[12] clear)", "not supported
+ * (IA32_PERF_CAPABILITIES not read)" or "not supported (no IA32_PERF_CAPABILITIES on <vendor/arch>)". */
+bool pmu_smm_freeze_supported(const struct pmu_caps *caps, const char **why);
+
+/* Whether architectural event `bit` (pmu_arch_event_index) may be counted on a general counter:
+ * CPUID.0AH:EBX[bit] set, or bit at/after the vector length EAX[31:24], means the CPU says it is not
+ * available. 0 when usable (or not an Intel architectural-perfmon PMU); -1 with one line in why:
+ * "<name>: architectural event 6 (branch mispredicts retired) marked unavailable by CPUID.0AH:EBX[6]". */
+int pmu_arch_event_refused(const struct pmu_caps *caps, const char *name, unsigned bit, char *why, size_t len);
 
 const char *pmu_vendor_name(enum pmu_vendor v);
 const char *pmu_arch_name(enum pmu_arch a);

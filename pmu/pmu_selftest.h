@@ -4,20 +4,27 @@
 
 #include "kernel/klib.h"
 
-/* Run the self-test once and emit the `pmu_selftest` record (status ok | failed | unavailable,
- * checks [{name, status, detail}], disabled [features]). Each failed check disables its feature for
- * the run (pmu_feature_disable). Checks, where the model has the feature:
- *   inst_retired_exact  INST_RETIRED over pmu_known_loop(N) and (2N): the difference is exactly 2N
- *                       (+-2), the constant part (enable/disable path) at most 1024 instructions
- *   cycles_vs_tsc       unhalted core cycles / TSC ticks over the 2N run within 15% of the ratio the
- *                       kernel measured at start-up (K.time.core_tsc_ratio)
- *   overflow            a general counter preloaded 1000 below wrap counts the loop: the overflow is
- *                       seen (status bit, CCCR.OVF or the wrap) and the count is right
- *   offcore_response    OFFCORE_RESPONSE_0 demand data reads over a 1 MiB chase are > 1/32 of the loads
- *   pebs_l1             load-latency PEBS on an L1-resident chase: records exist, addresses inside
- *                       the buffer, at least half of them with data source 1 (L1 hit)
- *   lbr_loop            the LBR stack after the known loop holds its backward branch
- *   uncore_clock        the uncore fixed counter over 1 ms of TSC: 0.05..5 uncore clocks per tick
+/* Run the self-test once and emit the `pmu_selftest` record (status ok | failed | unavailable, checks
+ * [{name, status, detail, feature, counter, event, counted, expected_lo, expected_hi}], disabled
+ * [features]) and its console report: one line per check with the counter, expected and counted.
+ * Each failed check disables the feature it covers (pmu_feature_disable), naming itself and its
+ * counter. The verdicts are pmu/selftest_judge.h's; the workload is pmu_known_branch_loop
+ * (7 instructions, 3 branches of which 1 conditional, >= 9 cycles per iteration). Checks, where the
+ * model has the feature:
+ *   instructions_fixed0  INST_RETIRED on the counter the scheduler picks (Intel: FIXED_CTR0), n vs 2n
+ *   cycles_vs_tsc        unhalted core cycles / TSC ticks over the 2n run within 15% of the start-up ratio
+ *   branches_pmcN        every general counter: retired branches with a unit-masked event where the
+ *                        model has one (Nehalem/Westmere BR_INST_RETIRED.CONDITIONAL C4H/01H), exact
+ *   instructions_pmcN    every general counter: retired instructions, exact (AMD: _ctrN)
+ *   cmask_inv            CMASK=1 + CMASK=1:INV of one event = the core cycles ([PAG])
+ *   overflow             a general counter preloaded 1000 below the wrap sees the overflow and counts right
+ *   offcore_request_response  OFFCORE_RSP_0 = 0x6001 (demand reads from DRAM) counts >= loads/4 over a
+ *                        chase of 4 x the LLC, its byte swap 0x0160 <= loads/16
+ *   pebs_l1              load-latency PEBS on an L1-resident chase: records, inside the buffer, half L1
+ *   lbr_loop             the LBR stack after the known loop holds its backward branch
+ *   uncore_stream_unc_pmcN  every uncore general counter (family 15h: nb_ctrN): one count per line of
+ *                        a read pass over 4 x the LLC on this CPU's node, within 0.85..1.25
+ *   uncore_clock         the uncore fixed counter over 1 ms of TSC: 0.05..5 uncore clocks per tick
  * Zero counts fail every check: under pmu_assume (QEMU's silent MSRs) the self-test fails honestly. */
 void pmu_selftest_run(void);
 /* Runs it if it has not run yet (the counting, PEBS and LBR entry points call this). */

@@ -23,6 +23,20 @@ documents in /work/shared/spec (not from the kernel's code):
   gating      uncore MSRs only on models with that uncore; AMD and NetBurst accesses only in their
               MSR ranges; no PMU MSR of another family.
   end state   everything disabled again at the end of each measurement.
+  documents   enable masks, OVF_CTRL clear values, counter start values, the load-latency threshold,
+              the PEBS period and LBR_SELECT from the register layouts ([NHM] Tables 5, 7, 17, 19,
+              3.3.1, 3.5.3; SDM 18.8.2), not from what the kernel declared.
+  sockets     a measurement's accesses come from the CPU it names (else the BSP), on the socket it
+              names; every socket of the uncore_bandwidth summary is read from its own CPU with its
+              stream on that CPU's node, or named as not read ([PAG] "Measuring Bandwidth From the
+              Uncore"); AMD family 15h northbridge counters (NB_PERF_CTLn, [AMD] 4.2.2 per-DCT masks).
+  self-test   each per-counter check on the counter it names, every general counter covered, the
+              off-core value and its byte swap, the CMASK/INV pair, one check per uncore counter.
+  errata      the AAK100/AAP53/BD53 PMU reset (Linux intel_pmu_nhm_workaround's steps, write for write)
+              at the start of every core window on the models Linux resets (by the run's family_model);
+              IA32_PEBS_ENABLE cleared around PEBS drains ([NHM] 3.1.3); PEBS period >= 32 (Linux
+              nhm_limit_period); IA32_DEBUGCTL.FREEZE_WHILE_SMM written before measuring when the run
+              says it tried, kept by later writes.
 
 Usage: check_msr_trace.py LOG [--json]   (exit 0: all checks passed; 1: failures; 2: unusable log)
 Library: check_run(parse.parse_log(text)) -> Report (.errors, .counts, .ok).
@@ -107,12 +121,15 @@ MODEL_SETS = {
     "netburst_p": P4P_SET,
     "amd_k8": AMD_LEGACY_SET,
     "amd_fam10h": AMD_LEGACY_SET,
+    # Family 15h: six extended core counters MSRC001_020[0-B] (PERF_CTL/CTR interleaved) and, with
+    # CPUID 8000_0001h:ECX[24] PerfCtrExtNB, four northbridge counters MSRC001_024[0-7] (BKDG 42301).
+    "amd_fam15h": [_rng(0xC0010200, 0xC001020B), _rng(0xC0010240, 0xC0010247)],
 }
 # Models with the 0x391.. uncore: Nehalem 06_1A/1E/1F and Westmere 06_25/2C ([PAG], SDM 18.8.2);
 # the EX parts (06_2E/2F) have a box-based uncore instead.
 UNCORE_MODELS = {"nhm", "wsm"}
 FAMILY = {"nhm": "intel", "wsm": "intel", "nhm_ex": "intel", "wsm_ex": "intel", "netburst": "p4",
-          "netburst_p": "p4", "amd_k8": "amd", "amd_fam10h": "amd"}
+          "netburst_p": "p4", "amd_k8": "amd", "amd_fam10h": "amd", "amd_fam15h": "amd"}
 
 
 def in_set(msr, ranges):
@@ -173,6 +190,30 @@ INTEL_CORE = {
     # [NHM] 3.7 / SDM 18.8.1.2: "PerfEvtSelX[15:0] = 0x100B"; CMASK and INV must be 0.
     "MEM_INST_RETIRED:LATENCY_ABOVE_THRESHOLD": _t1(0x0B, 0x10, src="[NHM] 3.7"),
     # [PAG] Table 4 lists the same event as MEM_INST_RETIRED.LATENCY_ABOVE_THRESHOLD_n, umask 10H, 0BH.
+    # [PAG] Table 16 (L1D events; Intel's Westmere event files give the same 51H/01H).
+    "L1D:REPL": _t1(0x51, 0x01, src="[PAG] Table 16"),
+    "L1D:M_REPL": _t1(0x51, 0x02, src="[PAG] Table 16"),
+    # [PAG] Table 18 (its header reads "Table 10" in the extracted text), the events the branch benchmarks and
+    # cycle accounting count. NON_CALLS is left out: the guide prints 03H, libpfm4 and Intel's event files 07H.
+    # [PAG] Table 6 (precise branch events); ALL_BRANCHES (04H there) is left out: libpfm4's nhm/wsm tables
+    # encode it as the architectural C4H/00H.
+    "BR_INST_RETIRED:CONDITIONAL": _t1(0xC4, 0x01, src="[PAG] Table 6"),
+    "BR_INST_RETIRED:NEAR_CALL": _t1(0xC4, 0x02, src="[PAG] Table 6"),
+    "BR_MISP_EXEC:COND": _t1(0x89, 0x01, src="[PAG] Table 18"),
+    "BR_MISP_EXEC:DIRECT": _t1(0x89, 0x02, src="[PAG] Table 18"),
+    "BR_MISP_EXEC:INDIRECT_NON_CALL": _t1(0x89, 0x04, src="[PAG] Table 18"),
+    "BR_MISP_EXEC:RETURN_NEAR": _t1(0x89, 0x08, src="[PAG] Table 18"),
+    "BR_MISP_EXEC:DIRECT_NEAR_CALL": _t1(0x89, 0x10, src="[PAG] Table 18"),
+    "BR_MISP_EXEC:INDIRECT_NEAR_CALL": _t1(0x89, 0x20, src="[PAG] Table 18"),
+    "BR_MISP_EXEC:TAKEN": _t1(0x89, 0x40, src="[PAG] Table 18"),
+    "BR_MISP_EXEC:ANY": _t1(0x89, 0x7F, src="[PAG] Table 18"),
+    "BR_MISP_EXEC:NEAR_CALLS": _t1(0x89, 0x30, src="[PAG] Table 18"),
+}
+# Westmere 06_25 (libpfm4 table `wsm`) swaps MEM_UNCORE_RETIRED's DRAM unit masks against [PAG] Table 3:
+# Intel's WestmereEP-SP_core.json (github.com/intel/perfmon) gives LOCAL_DRAM 0FH/10H, REMOTE_DRAM 0FH/20H.
+INTEL_CORE_BY_TABLE = {
+    "wsm": {"MEM_UNCORE_RETIRED:LOCAL_DRAM": _t1(0x0F, 0x10, src="Intel WestmereEP-SP_core.json"),
+            "MEM_UNCORE_RETIRED:REMOTE_DRAM": _t1(0x0F, 0x20, src="Intel WestmereEP-SP_core.json")},
 }
 # The guide's event names where libpfm4 spells the cache level differently (L3 = LLC).
 INTEL_ALIASES = {"MEM_LOAD_RETIRED:L3_UNSHARED_HIT": "MEM_LOAD_RETIRED:LLC_UNSHARED_HIT",
@@ -209,6 +250,33 @@ OFFCORE_RESPONSE = {"UNCORE_HIT": 8, "OTHER_CORE_HIT_SNP": 9, "OTHER_CORE_HITM":
 OFFCORE_RESPONSE_COMBO = {"ANY_CACHE_DRAM": 0x7F, "ANY_DRAM": 0x60, "ANY_LLC_MISS": 0xF8,
                           "ANY_LOCATION": 0xFF, "ANY_RESPONSE": 0xFF, "LOCAL_CACHE": 0x07,
                           "LOCAL_CACHE_DRAM": 0x47, "REMOTE_CACHE": 0x18, "REMOTE_CACHE_DRAM": 0x38}
+# Westmere changes response bits 12-14 against [NHM] Table 12 (Nehalem's), and not the same way on every part.
+# Intel's event files (github.com/intel/perfmon, the MSRValue of each OFFCORE_RESPONSE.<request>.<response>
+# event) give: 06_2C WestmereEP-DP_core.json LOCAL_DRAM_AND_REMOTE_CACHE_HIT 10xxH, REMOTE_DRAM 20xxH,
+# OTHER_LOCAL_DRAM 40xxH (libpfm4 wsm_dp: OTHER_LLC_MISS); 06_25 WestmereEP-SP_core.json REMOTE_CACHE_HIT 10xxH
+# (libpfm4 wsm: REMOTE_CACHE_FWD), LOCAL_DRAM 20xxH, REMOTE_DRAM 40xxH; 06_2F WestmereEX_core.json as Nehalem.
+# The `wsm` row parses with libpfm4's wsm_dp (06_2C) or wsm (06_25) table; pmu_measure events[].table says
+# which. Request bits 0-7 and bits 8-11, 15 are Table 12's on every part. (bits, combinations) per table:
+OFFCORE_RESPONSE_WSM = {
+    "wsm_dp": ({"UNCORE_HIT": 8, "OTHER_CORE_HIT_SNP": 9, "OTHER_CORE_HITM": 10, "REMOTE_CACHE_HITM": 11,
+                "LOCAL_DRAM_AND_REMOTE_CACHE_HIT": 12, "REMOTE_DRAM": 13, "OTHER_LLC_MISS": 14,
+                "OTHER_LOCAL_DRAM": 14, "IO_CSR_MMIO": 15, "NON_DRAM": 15},
+               {"ANY_CACHE_DRAM": 0x7F, "ANY_LLC_MISS": 0xF8, "ANY_LOCATION": 0xFF, "ANY_RESPONSE": 0xFF,
+                "LOCAL_CACHE": 0x07, "ALL_LOCAL_DRAM_AND_REMOTE_CACHE_HIT": 0x50, "ANY_DRAM_AND_REMOTE_FWD": 0x30}),
+    "wsm": ({"UNCORE_HIT": 8, "OTHER_CORE_HIT_SNP": 9, "OTHER_CORE_HITM": 10, "REMOTE_CACHE_HITM": 11,
+             "REMOTE_CACHE_FWD": 12, "REMOTE_CACHE_HIT": 12, "LOCAL_DRAM": 13, "REMOTE_DRAM": 14, "IO_CSR_MMIO": 15,
+             "NON_DRAM": 15},
+            {"ANY_CACHE_DRAM": 0x7F, "ANY_DRAM": 0x60, "ANY_LLC_MISS": 0xF8, "ANY_LOCATION": 0xFF,
+             "ANY_RESPONSE": 0xFF, "LOCAL_CACHE": 0x07, "LOCAL_CACHE_DRAM": 0x27, "REMOTE_CACHE": 0x18,
+             "REMOTE_CACHE_DRAM": 0x58}),
+}
+
+
+def offcore_response_tables(w, ev):
+    """(response bits, combinations) for an off-core event of window w: the Westmere part's, else Table 12's."""
+    if w.rec.get("model") == "wsm" and ev.get("table") in OFFCORE_RESPONSE_WSM:
+        return OFFCORE_RESPONSE_WSM[ev["table"]]
+    return OFFCORE_RESPONSE, OFFCORE_RESPONSE_COMBO
 
 # Uncore ([PAG] Tables 29-39; libpfm4 calls the IMC events UNC_QMC_*): name -> (event, umask, source).
 UNCORE = {
@@ -242,7 +310,10 @@ AMD = {
     "RETIRED_INSTRUCTIONS": (0x0C0, 0x00, "Ret_instructions 4.2.1"),
     "SYSTEM_READ_RESPONSES:EXCLUSIVE:MODIFIED:SHARED": (0x06C, 0x07, "System_read 4.2.2"),
     "QUADWORDS_WRITTEN_TO_SYSTEM:QUADWORD_WRITE_TRANSFER": (0x06D, 0x01, "System_write 4.2.2"),
-    "DRAM_ACCESSES_PAGE:HIT:MISS:CONFLICT": (0x0E0, 0x07, "DRAM_accesses 4.2.2"),
+    # 4.2.2: "A separate performance counter must be configured for each memory controller": E0H/07H
+    # DRAM_accesses_0 [DCT0] and E0H/38H DRAM_accesses_1 [DCT1] (07H alone on one-controller parts).
+    "DRAM_ACCESSES_PAGE:HIT:MISS:CONFLICT": (0x0E0, 0x07, "DRAM_accesses_0 [DCT0] 4.2.2"),
+    "DRAM_ACCESSES_PAGE:DCT1_PAGE_HIT:DCT1_PAGE_MISS:DCT1_PAGE_CONFLICT": (0x0E0, 0x38, "DRAM_accesses_1 [DCT1] 4.2.2"),
     "DATA_CACHE_ACCESSES": (0x040, 0x00, "DC_accesses 4.3.1"),
     "DATA_CACHE_MISSES": (0x041, 0x00, "DC_misses 4.3.1"),
     "DATA_CACHE_REFILLS:L2_SHARED:L2_EXCLUSIVE:L2_OWNED:L2_MODIFIED": (0x042, 0x1E, "DC_refills_L2 4.3.1"),
@@ -264,6 +335,16 @@ AMD = {
     "MISALIGNED_ACCESSES": (0x047, 0x00, "Misalign_access 4.6.1"),
 }
 
+# AMD family 15h northbridge counters (NB_PERF_CTL, MSRC001_024[0,2,4,6]): the same E0H DRAM accesses with
+# [AMD] 4.2.2's per-DCT unit masks (libpfm4 amd64_fam15h_nb names them DCTn_PAGE_HIT/MISS/CONFLICT).
+AMD_NB = {
+    "DRAM_ACCESSES:DCT0_PAGE_HIT:DCT0_PAGE_MISS:DCT0_PAGE_CONFLICT": (0x0E0, 0x07, "DRAM_accesses_0 [DCT0] 4.2.2"),
+    "DRAM_ACCESSES:DCT1_PAGE_HIT:DCT1_PAGE_MISS:DCT1_PAGE_CONFLICT": (0x0E0, 0x38, "DRAM_accesses_1 [DCT1] 4.2.2"),
+    "DRAM_ACCESSES:ALL": (0x0E0, 0x3F, "DRAM_accesses_0 | DRAM_accesses_1 4.2.2"),
+}
+AMD_NB_CTL0 = 0xC0010240
+AMD_EXT_CTL0 = 0xC0010200
+
 # NetBurst ([P4] pmc.p4(3) for names and masks; event selects, ESCRs, CCCR selects and counters
 # from the SDM Pentium 4 event tables and its "ESCR MSRs and associated counters" table).
 P4 = {
@@ -280,6 +361,26 @@ P4_ESCR_COUNTERS = {0x3A2: {0, 1}, 0x3A3: {2, 3}, 0x3B8: {12, 13, 16}, 0x3B9: {1
                     0x3CC: {12, 13, 16}, 0x3CD: {14, 15, 17}}
 
 PEBS_RECORD_SIZE = {0: 0x90, 1: 0xB0, 2: 0xC0, 3: 0xC8}  # [NHM] Table 15 (format 1); later formats SDM
+
+# Errata AAK100 (06_1A), AAP53 (06_1E), BD53 (06_2C): "These chips need to be 'reset' when adding counters
+# by programming the magic three (non-counting) events 0x4300B5, 0x4300D2, and 0x4300B1"; the steps as
+# Linux's intel_pmu_nhm_workaround documents them (arch/x86/events/intel/core.c). Linux installs it
+# (intel_pmu_nhm_enable_all) for 06_1A/1E/2E and 06_25/2C/2F; 06_1F has no case there. family_model ->
+# the erratum (None: no number, Linux's own choice).
+NHM_RESET_MODELS = {"06_1A": "AAK100", "06_1E": "AAP53", "06_2C": "BD53", "06_2E": None, "06_25": None,
+                    "06_2F": None}
+NHM_RESET_SEQUENCE = [
+    (IA32_PERF_GLOBAL_CTRL, 0), (IA32_PEBS_ENABLE, 0),               # 1) clear GLOBAL_CTRL and PEBS_ENABLE
+    (0x186, 0x4300B5), (0xC1, 0), (0x187, 0x4300D2), (0xC2, 0),      # 2) the magic events, PMCx cleared
+    (0x188, 0x4300B1), (0xC3, 0), (0x189, 0x4300B1), (0xC4, 0),
+    (IA32_PERF_GLOBAL_CTRL, 0xF),                                    # 3) set bits 0-3
+    (IA32_PERF_GLOBAL_CTRL, 0),                                      # 4) clear it
+    (0x186, 0), (0xC1, 0), (0x187, 0), (0xC2, 0), (0x188, 0), (0xC3, 0), (0x189, 0), (0xC4, 0),  # 5)
+]
+# Linux nhm_limit_period: no PEBS sample-after value below 32 on these parts.
+PEBS_MIN_PERIOD = 32
+# IA32_DEBUGCTL.FREEZE_WHILE_SMM ([NHM] Table 4 SMM_FRZ), usable when IA32_PERF_CAPABILITIES[12] is set.
+DEBUGCTL_FREEZE_WHILE_SMM = 1 << 14
 
 
 # ---- report -------------------------------------------------------------------------------------
@@ -463,7 +564,11 @@ def check_intel_evtsel(w, ev, value, rep, pebs_counter=None):
     base = ev_name + "".join(":" + u for u in sorted(um))
     if ev_name in OFFCORE_EVENT:
         return check_offcore_evtsel(w, ev, d, rep)
-    key, exp, mods = table_lookup(INTEL_CORE, name, INTEL_ALIASES)
+    key, exp, mods = None, None, None
+    if w.rec.get("model") == "wsm" and ev.get("table") in INTEL_CORE_BY_TABLE:
+        key, exp, mods = table_lookup(INTEL_CORE_BY_TABLE[ev["table"]], name)
+    if exp is None:
+        key, exp, mods = table_lookup(INTEL_CORE, name, INTEL_ALIASES)
     if exp is None:
         key, exp, mods = table_lookup(INTEL_ARCH_GP, name)
     if exp is None:
@@ -486,7 +591,7 @@ def check_intel_evtsel(w, ev, value, rep, pebs_counter=None):
         rep.err("pebs", "%s: PerfEvtSelX[15:0] = %04xH, [NHM] 3.7 requires 100BH" % (where, value & 0xFFFF))
 
 
-def offcore_expected(umasks):
+def offcore_expected(umasks, response=OFFCORE_RESPONSE, combo=OFFCORE_RESPONSE_COMBO):
     """(request bits, response bits or None where the name leaves a half to libpfm4's default)."""
     req = resp = 0
     known = True
@@ -495,11 +600,11 @@ def offcore_expected(umasks):
         if u in OFFCORE_REQUEST:
             req |= 1 << OFFCORE_REQUEST[u]
             req_named = True
-        elif u in OFFCORE_RESPONSE:
-            resp |= 1 << OFFCORE_RESPONSE[u]
+        elif u in response:
+            resp |= 1 << response[u]
             resp_named = True
-        elif u in OFFCORE_RESPONSE_COMBO:
-            resp |= OFFCORE_RESPONSE_COMBO[u] << 8
+        elif u in combo:
+            resp |= combo[u] << 8
             resp_named = True
         else:
             known = False
@@ -540,14 +645,16 @@ def offcore_value_check(w, ev, value, rep):
         else:
             rep.count("offcore_value")
         return
-    req, resp, known = offcore_expected(um)
+    req, resp, known = offcore_expected(um, *offcore_response_tables(w, ev))
     if not known:
         rep.unchecked.append(name)
         return
     bad = (req is not None and req_h != req) or (resp is not None and resp_h << 8 != resp)
     if bad:
-        rep.err("offcore", "%s: wrote 0x%04x; [NHM] Table 12 gives request 0x%s response 0x%s"
-                % (where, value, "%02x" % req if req is not None else "any",
+        src = "[NHM] Table 12" if offcore_response_tables(w, ev)[0] is OFFCORE_RESPONSE else \
+            "Intel's %s event file" % ev.get("table")
+        rep.err("offcore", "%s: wrote 0x%04x; %s gives request 0x%s response 0x%s"
+                % (where, value, src, "%02x" % req if req is not None else "any",
                    "%04x" % resp if resp is not None else "any"))
     else:
         rep.count("offcore_value")
@@ -579,8 +686,13 @@ def check_amd_ctl(w, ev, value, rep):
     umask = (value >> 8) & 0xFF
     if value & (1 << 20):
         rep.err("amd", "%s: INT set with no handler" % where)
-    if value & ((0xFF << 24) | (1 << 23) | (1 << 18)):
-        rep.err("amd", "%s: CntMask/Inv/Edge set" % where)
+    _, _, mods = split_name(ev["name"])
+    want_cm = int(mods.get("c", mods.get("cmask", "0")), 0)
+    want_inv = "i" in mods or "inv" in mods
+    if (value >> 24) & 0xFF != want_cm or bool(value & (1 << 23)) != want_inv or value & (1 << 18):
+        rep.err("amd", "%s: CntMask %d Inv %d Edge %d, the name asks for CntMask %d Inv %d Edge 0 (APM Vol. 2 "
+                "13.2.1 PERF_CTL)" % (where, (value >> 24) & 0xFF, bool(value & (1 << 23)), bool(value & (1 << 18)),
+                                      want_cm, want_inv))
     if value & (3 << 40):
         rep.err("amd", "%s: Host/GuestOnly set" % where)
     if (value & ((1 << 16) | (1 << 17))) != ((1 << 16) | (1 << 17)):
@@ -649,9 +761,34 @@ def last_write_before(accs, msr, stop_idx):
     return v
 
 
-def check_window(w, family, ds_recs, allocs, pebs_format, rep, state):
-    accs = w.accesses
+def check_nhm_reset(w, accs, required, rep):
+    """The AAK100/AAP53/BD53 reset at the start of a core window: verified write for write against
+    NHM_RESET_SEQUENCE (with or without the IA32_PEBS_ENABLE write). Returns the window's accesses after
+    it (the measurement's own programming, which the other rules check)."""
+    label = w.label()
     writes = [a for a in accs if a.op == "write"]
+    looks = (len(writes) >= 2 and (writes[0].msr, writes[0].value) == (IA32_PERF_GLOBAL_CTRL, 0)
+             and (writes[1].msr, writes[1].value) in ((IA32_PEBS_ENABLE, 0), NHM_RESET_SEQUENCE[2]))
+    if not looks:
+        if required:
+            rep.err("nhm_reset", "%s: no AAK100/AAP53/BD53 PMU reset before the programming" % label)
+        return accs
+    want = NHM_RESET_SEQUENCE if writes[1].msr == IA32_PEBS_ENABLE else NHM_RESET_SEQUENCE[:1] + NHM_RESET_SEQUENCE[2:]
+    got = accs[:len(want)]
+    for i, (m, v) in enumerate(want):
+        a = got[i] if i < len(got) else None
+        if a is None or a.op != "write" or (a.msr, a.value) != (m, v):
+            rep.err("nhm_reset", "%s: reset step %d is %s, Linux intel_pmu_nhm_workaround writes 0x%x = 0x%x"
+                    % (label, i, "missing" if a is None else "%s 0x%x = 0x%x" % (a.op, a.msr, a.value), m, v))
+            return accs
+    if required is False:
+        rep.err("nhm_reset", "%s: PMU reset on a model that does not need it" % label)
+    rep.count("nhm_reset")
+    return accs[len(want):]
+
+
+def check_window(w, family, ds_recs, allocs, pebs_format, rep, state, nhm_reset=None):
+    accs = w.accesses
     label = w.label()
     if w.lbr:
         return check_lbr_window(w, rep)
@@ -662,6 +799,9 @@ def check_window(w, family, ds_recs, allocs, pebs_format, rep, state):
     kinds = {e["kind"] for e in w.events}
     core = bool(kinds & {"gp", "fixed"}) and family == "intel"
     unc = bool(kinds & {"uncore", "uncore_fixed"})
+    if core:
+        accs = w.prog = check_nhm_reset(w, accs, nhm_reset, rep)
+    writes = [a for a in accs if a.op == "write"]
 
     # Enable point: the write that starts counting (global ctrl; AMD/P4: the CTL/CCCR with EN).
     enable_idx = None
@@ -808,9 +948,11 @@ def check_window(w, family, ds_recs, allocs, pebs_format, rep, state):
         elif kind == "uncore":
             check_uncore_evtsel(w, e, wc.value, rep)
         elif kind == "amd":
-            if not AMD_PERF_CTL0 <= ctl <= AMD_PERF_CTL0 + 3 or ctr != ctl + 4:
-                rep.err("amd", "%s: %s uses CTL 0x%x / CTR 0x%x, family 10h has MSRC001_0000-7" % (label, e["name"],
-                                                                                                 ctl, ctr))
+            legacy = AMD_PERF_CTL0 <= ctl <= AMD_PERF_CTL0 + 3 and ctr == ctl + 4
+            ext = AMD_EXT_CTL0 <= ctl <= AMD_EXT_CTL0 + 10 and (ctl - AMD_EXT_CTL0) % 2 == 0 and ctr == ctl + 1
+            if not legacy and not ext:
+                rep.err("amd", "%s: %s uses CTL 0x%x / CTR 0x%x: neither a legacy pair MSRC001_000n/000(n+4) nor an "
+                        "extended pair MSRC001_020(2n)/020(2n+1)" % (label, e["name"], ctl, ctr))
             check_amd_ctl(w, e, wc.value, rep)
         elif kind == "p4":
             escr_msr = hx(e["escr_msr"])
@@ -857,11 +999,48 @@ def check_window(w, family, ds_recs, allocs, pebs_format, rep, state):
         state[m] = v
 
 
+def check_pebs_drains(w, accs, enable_idx, required, rep):
+    """[NHM] 3.1.3: an armed PEBS assist fires even after the global disable. Around every drain (a
+    global disable followed by a re-enable) and before the final counter read, IA32_PEBS_ENABLE is 0
+    right after the disable; a drain restores the declared value last before the re-enable."""
+    label = w.label()
+    p = w.pebs
+    want = hx(p["pebs_enable"])
+    ctr = next(hx(e["ctr_msr"]) for e in w.events if e["index"] == p["counter"] and e["kind"] == "gp")
+    after = [a for a in accs if a.idx > enable_idx]
+    gcs = [i for i, a in enumerate(after) if a.op == "write" and a.msr == IA32_PERF_GLOBAL_CTRL]
+    for k, gi in enumerate(gcs):
+        if after[gi].value:
+            continue
+        nxt = next((a for a in after[gi + 1:] if a.op == "write" or a.msr == ctr), None)
+        cleared = nxt is not None and nxt.op == "write" and nxt.msr == IA32_PEBS_ENABLE and nxt.value == 0
+        reenable = gcs[k + 1] if k + 1 < len(gcs) and after[gcs[k + 1]].value else None
+        what = "drain" if reenable is not None else "final disable"
+        if not cleared:
+            if required:
+                rep.err("pebs", "%s: IA32_PEBS_ENABLE not cleared right after the global disable (%s; [NHM] 3.1.3)"
+                        % (label, what))
+            continue
+        if reenable is not None:
+            last = next((a for a in reversed(after[gi + 1:reenable]) if a.op == "write"), None)
+            if last is None or last.msr != IA32_PEBS_ENABLE or last.value != want:
+                rep.err("pebs", "%s: drain does not restore IA32_PEBS_ENABLE = 0x%x just before the re-enable"
+                        % (label, want))
+                continue
+        rep.count("pebs_off_around_drain")
+
+
 def check_pebs_window(w, enable_idx, ds_recs, allocs, pebs_format, rep):
     label = w.label()
     p = w.pebs
     c = p["counter"]
-    accs = w.accesses
+    accs = getattr(w, "prog", w.accesses)
+    if p.get("period") is not None:
+        if p["period"] < PEBS_MIN_PERIOD:
+            rep.err("pebs", "%s: PEBS period %d below %d (Linux nhm_limit_period)" % (label, p["period"],
+                                                                                     PEBS_MIN_PERIOD))
+        else:
+            rep.count("pebs_min_period")
     # [NHM] Table 14 / SDM 18.8.1.2 example: PMC0 -> 00000001_00000001H.
     want = (1 << c) | (1 << (32 + c))
     wpe = last_write_before(accs, IA32_PEBS_ENABLE, enable_idx)
@@ -887,6 +1066,8 @@ def check_pebs_window(w, enable_idx, ds_recs, allocs, pebs_format, rep):
         rep.err("ds_area", "%s: PEBS without a ds_area record" % label)
         return
     ds = prog[-1][1]
+    # Kernels that count stray records ("stray" in ds_area) clear IA32_PEBS_ENABLE around every drain.
+    check_pebs_drains(w, accs, enable_idx, "stray" in ds, rep)
     check_ds_area(ds, allocs, pebs_format, rep, label, counter=c, period=p.get("period"))
     ctr = next(e for e in w.events if e["index"] == c and e["kind"] == "gp")
     reset = hx(ds["pebs_counter_reset"][c])
@@ -983,6 +1164,398 @@ def check_lbr_window(w, rep):
         rep.count("disabled_at_end")
 
 
+def check_errata_claims(pmu, family, rep):
+    """Whether every core window must start with the AAK100/AAP53/BD53 reset: from the CPU's
+    family_model and this checker's own table when the run names it (the kernel's `errata` must agree),
+    else from the run's `errata` claim (True), else unknown (None: verified only where present)."""
+    fm = pmu.get("family_model")
+    claim = (pmu.get("errata") or {}).get("pmu_reset")
+    if family != "intel":
+        if claim:
+            rep.err("nhm_reset", "errata.pmu_reset on a %s PMU" % family)
+        return False if fm else None
+    if fm is None:
+        return True if claim else None
+    fm = fm.upper()
+    if fm not in NHM_RESET_MODELS:
+        if claim:
+            rep.err("nhm_reset", "errata.pmu_reset (%s) claimed for %s, which Linux does not reset" % (claim, fm))
+        return False
+    erratum = NHM_RESET_MODELS[fm]
+    if not claim:
+        rep.err("nhm_reset", "%s needs the PMU reset (%s) but the run record does not name it"
+                % (fm, erratum or "Linux intel_pmu_nhm_workaround"))
+    elif erratum and claim != erratum:
+        rep.err("nhm_reset", "%s: the run names erratum %s, the spec update's is %s" % (fm, claim, erratum))
+    else:
+        rep.count("nhm_reset_model")
+    return True
+
+
+def check_smm_freeze(pmu, accesses, windows, rep):
+    """IA32_DEBUGCTL.FREEZE_WHILE_SMM: set (read-modify-write) before any measurement when the run says it
+    tried (true, or false with a reason), never when it says "not supported"; once confirmed set, every
+    later IA32_DEBUGCTL write (LBR capture) keeps it."""
+    if "freeze_while_smm" not in pmu:
+        return
+    fr = pmu["freeze_while_smm"]
+    first_window = min((w.start for w in windows), default=1 << 60)
+    dbg = [a for a in accesses if a.msr == IA32_DEBUGCTL]
+    sets = [a for a in dbg if a.op == "write" and a.value & DEBUGCTL_FREEZE_WHILE_SMM]
+    if isinstance(fr, str):
+        if not fr.startswith("not supported"):
+            rep.err("smm", "freeze_while_smm is %r: true, false or \"not supported (...)\"" % fr)
+        if sets:
+            rep.err("smm", "IA32_DEBUGCTL.FREEZE_WHILE_SMM written although the run says %r" % fr)
+        return
+    if fr is False and not pmu.get("freeze_while_smm_reason"):
+        rep.err("smm", "freeze_while_smm false without freeze_while_smm_reason")
+    first = sets[0] if sets else None
+    if first is None or first.idx > first_window:
+        rep.err("smm", "IA32_DEBUGCTL.FREEZE_WHILE_SMM not set before the first measurement")
+        return
+    if not any(a.op == "read" and a.idx < first.idx for a in dbg):
+        rep.err("smm", "IA32_DEBUGCTL written without reading it first (other bits lost)")
+    if fr is True:
+        for a in dbg:
+            if a.op == "write" and a.idx > first.idx and not a.value & DEBUGCTL_FREEZE_WHILE_SMM:
+                rep.err("smm", "IA32_DEBUGCTL = 0x%x drops FREEZE_WHILE_SMM" % a.value)
+    rep.count("smm_freeze_set")
+
+
+# ---- uncore, northbridge, self-test and document values ----------------------------------------
+# Rules in this section take their expected values from the documents (the register layouts), not from
+# what the kernel declared in pmu_measure: the declared values are compared above as well, so a kernel
+# that declares and writes the same wrong value is caught here.
+
+def doc_global_enable(events):
+    """[NHM] Table 5 IA32_PERF_GLOBAL_CTRL: EN_PCx is bit x, EN_FCx bit 32+x."""
+    v = 0
+    for e in events:
+        if e["kind"] == "gp":
+            v |= 1 << e["index"]
+        elif e["kind"] == "fixed":
+            v |= 1 << (32 + e["index"])
+    return v
+
+
+def doc_uncore_enable(events):
+    """SDM 18.8.2 MSR_UNCORE_PERF_GLOBAL_CTRL: EN_PCx bit x, EN_FC0 bit 32; no PMI routing (51:48), no
+    PMI_FRZ (63): no PMI is armed."""
+    v = 0
+    for e in events:
+        if e["kind"] == "uncore":
+            v |= 1 << e["index"]
+        elif e["kind"] == "uncore_fixed":
+            v |= 1 << 32
+    return v
+
+
+def doc_ovf_clear(pmu):
+    """[NHM] Table 7 IA32_PERF_GLOBAL_OVF_CTRL: CLR_OVF_PCx bit x, CLR_OVF_FCx bit 32+x, CLR_UNC_Ovf 61
+    (perfmon v3), CLR_PEBS_Ovf 62, CLR_CondChg 63. None when the run record does not say how many counters."""
+    if not all(k in pmu for k in ("gp_counters", "fixed_counters", "version")):
+        return None
+    v = (1 << pmu.get("gp_counters", 0)) - 1
+    v |= ((1 << pmu.get("fixed_counters", 0)) - 1) << 32
+    if pmu.get("version", 0) >= 3:
+        v |= 1 << 61
+    return v | (1 << 62) | (1 << 63)
+
+
+# SDM 18.8.2 MSR_UNCORE_PERF_GLOBAL_OVF_CTRL: CLR_OVF_PC0-7 (7:0), CLR_OVF_FC0 (32), CLR_OVF_PMI (61), CLR_CHG (63).
+DOC_UNCORE_OVF_CLEAR = 0xFF | (1 << 32) | (1 << 61) | (1 << 63)
+IA32_A_PMC0 = 0x4C1  # full-width writes (IA32_PERF_CAPABILITIES[13]); IA32_PMCx writes sign-extend bit 31
+
+
+def sign_extend_write(value, width):
+    """[NHM] 3.3.1: a write to IA32_PMCx sets bits 31:0 and sign-extends bit 31 into the upper bits."""
+    lo = value & 0xFFFFFFFF
+    if lo & 0x80000000:
+        return lo | (((1 << width) - 1) & ~0xFFFFFFFF)
+    return lo
+
+
+def doc_counter_start(w, e, ds):
+    """What a counter must start at: a PEBS counter at its DS reset value ([NHM] 3.5.3: the reset value is
+    reloaded after each record, so the first sample needs the same start); the overflow self-test's
+    counter near the wrap (returns None: checked separately); every other counter at 0."""
+    if w.pebs and e["kind"] == "gp" and e["index"] == w.pebs["counter"] and ds is not None:
+        return hx(ds["pebs_counter_reset"][e["index"]])
+    if w.what == "selftest:overflow":
+        return None
+    return 0
+
+
+def check_doc_values(w, pmu, ds_recs, rep):
+    accs = getattr(w, "prog", None) or w.accesses
+    writes = [a for a in accs if a.op == "write"]
+    label = w.label()
+    if w.lbr:
+        sel = next((a for a in writes if a.msr == MSR_LBR_SELECT), None)
+        if sel is not None:
+            # [NHM] Table 19: nine suppress bits; CPL_EQ_0 (0) and JCC (2) set would drop the known loop's
+            # ring-0 conditional jump from the capture.
+            if sel.value >> 9 or sel.value & 0x5:
+                rep.err("lbr", "%s: MSR_LBR_SELECT 0x%x: bits above 8 or CPL_EQ_0/JCC set ([NHM] Table 19), the "
+                        "known loop's ring-0 jnz would not be captured" % (label, sel.value))
+            else:
+                rep.count("lbr_select_doc")
+        return
+    kinds = {e["kind"] for e in w.events}
+    core_en = next((a for a in writes if a.msr == IA32_PERF_GLOBAL_CTRL and a.value), None)
+    if kinds & {"gp", "fixed"} and core_en is not None:
+        want = doc_global_enable(w.events)
+        if core_en.value != want:
+            rep.err("doc", "%s: IA32_PERF_GLOBAL_CTRL enable 0x%x, [NHM] Table 5 for its counters is 0x%x"
+                    % (label, core_en.value, want))
+        else:
+            rep.count("global_enable_doc")
+    unc_en = next((a for a in writes if a.msr == UNC_GLOBAL_CTRL and a.value), None)
+    if kinds & {"uncore", "uncore_fixed"} and unc_en is not None:
+        want = doc_uncore_enable(w.events)
+        if unc_en.value != want:
+            rep.err("doc", "%s: MSR_UNCORE_PERF_GLOBAL_CTRL enable 0x%x, SDM 18.8.2 for its counters is 0x%x"
+                    % (label, unc_en.value, want))
+        else:
+            rep.count("uncore_enable_doc")
+    for a in writes:
+        if a.msr == IA32_PERF_GLOBAL_OVF_CTRL:
+            want = doc_ovf_clear(pmu)
+            if want is None:
+                continue
+            if a.value != want:
+                rep.err("doc", "%s: IA32_PERF_GLOBAL_OVF_CTRL = 0x%x, [NHM] Table 7 clears this PMU's status with 0x%x"
+                        % (label, a.value, want))
+            else:
+                rep.count("ovf_clear_doc")
+        elif a.msr == UNC_GLOBAL_OVF_CTRL:
+            if a.value != DOC_UNCORE_OVF_CLEAR:
+                rep.err("doc", "%s: MSR_UNCORE_PERF_GLOBAL_OVF_CTRL = 0x%x, SDM 18.8.2 clear-all is 0x%x"
+                        % (label, a.value, DOC_UNCORE_OVF_CLEAR))
+            else:
+                rep.count("ovf_clear_doc")
+    # Counter start values.
+    en_idx = min([a.idx for a in (core_en, unc_en) if a is not None] or
+                 [a.idx for a in writes if a.value & (1 << 22) and FAMILY.get(pmu.get("model")) == "amd"] or [None])
+    if en_idx is None:
+        return
+    prog = [(i, r) for i, r in ds_recs if i < w.start and r.get("why") == "program"]
+    ds = prog[-1][1] if prog else None
+    for e in w.events:
+        width = e.get("width", 48)
+        wctr = None
+        for a in writes:
+            if a.idx >= en_idx:
+                break
+            if a.msr == hx(e["ctr_msr"]) or (e["kind"] == "gp" and a.msr == IA32_A_PMC0 + e["index"]):
+                wctr = a
+        if wctr is None:
+            continue  # reported by the order rules
+        full = wctr.msr >= IA32_A_PMC0 and e["kind"] == "gp"
+        got = wctr.value & ((1 << width) - 1) if full or e["kind"] != "gp" else sign_extend_write(wctr.value, width)
+        want = doc_counter_start(w, e, ds)
+        if want is None:
+            # the overflow check: a start near the wrap that a 32-bit write can give ([NHM] 3.3.1)
+            d = (1 << width) - got
+            if not 0 < d <= (1 << 31) or got != hx(e.get("preload", "0x0")) & ((1 << width) - 1):
+                rep.err("doc", "%s: %s starts at 0x%x: not within 2^31 below the wrap, or not its declared preload "
+                        "after [NHM] 3.3.1's sign extension" % (label, e["counter"], got))
+            else:
+                rep.count("counter_start_doc")
+        elif got != want & ((1 << width) - 1):
+            rep.err("doc", "%s: %s starts at 0x%x (as the counter sees the write), expected 0x%x (%s)"
+                    % (label, e["counter"], got, want, "the DS counter reset, [NHM] 3.5.3" if want else "cleared"))
+        else:
+            rep.count("counter_start_doc")
+    if w.pebs:
+        ev = next((e for e in w.events if e["kind"] == "gp" and e["index"] == w.pebs["counter"]), None)
+        mods = split_name(ev["name"])[2] if ev else {}
+        want = int(mods["ldlat"], 0) if "ldlat" in mods else 3  # [NHM] Table 17: 3 is the minimum threshold
+        wl = last_write_before(accs, MSR_PEBS_LD_LAT_THRESHOLD, en_idx)
+        if wl is not None and wl.value != want:
+            rep.err("doc", "%s: MSR_PEBS_LD_LAT_THRESHOLD = %d, want %d (the event's ldlat=, else [NHM] Table 17's "
+                    "minimum 3)" % (label, wl.value, want))
+        elif wl is not None:
+            rep.count("pebs_ldlat_doc")
+        if ds is not None:
+            period = (1 << 48) - hx(ds["pebs_counter_reset"][w.pebs["counter"]])
+            # [NHM] 3.3.1: a preload written through IA32_PMCx must have bits 47:31 set: period <= 2^31.
+            if not 1 <= period <= (1 << 31):
+                rep.err("doc", "%s: PEBS period %d from the DS reset is outside 1..2^31 ([NHM] 3.3.1/3.5.3)"
+                        % (label, period))
+            else:
+                rep.count("pebs_period_doc")
+
+
+def check_amd_nb(w, rep):
+    """Family 15h northbridge counters: NB_PERF_CTLn at MSRC001_0240 + 2n, its counter next to it; event and
+    unit mask per [AMD] 4.2.2; no USR/OS, Host/Guest, INT, CntMask, Inv, Edge (Linux AMD64_RAW_EVENT_MASK_NB:
+    the northbridge counts for the whole node); enabled by its EN bit."""
+    for e in w.events:
+        if e["kind"] != "amd_nb":
+            continue
+        ctl, ctr, n = hx(e["ctl_msr"]), hx(e["ctr_msr"]), e["index"]
+        where = "%s %s on %s" % (w.label(), e["name"], e["counter"])
+        if ctl != AMD_NB_CTL0 + 2 * n or ctr != ctl + 1 or not 0 <= n < 4:
+            rep.err("amd_nb", "%s: CTL 0x%x / CTR 0x%x is not NB_PERF_CTL%d/CTR%d (MSRC001_024%d/%d)"
+                    % (where, ctl, ctr, n, n, 2 * n, 2 * n + 1))
+        vals = [a.value for a in w.accesses if a.op == "write" and a.msr == ctl and a.value]
+        if not vals:
+            rep.err("amd_nb", "%s: never programmed" % where)
+            continue
+        en = [v for v in vals if v & (1 << 22)]
+        if not en:
+            rep.err("amd_nb", "%s: EN never set" % where)
+        v = en[0] if en else vals[-1]
+        event = (v & 0xFF) | (((v >> 32) & 0xF) << 8)
+        umask = (v >> 8) & 0xFF
+        bad = v & ((3 << 16) | (1 << 18) | (1 << 20) | (1 << 23) | (0xFF << 24) | (3 << 40))
+        if bad:
+            rep.err("amd_nb", "%s: bits 0x%x set (USR/OS/Edge/INT/Inv/CntMask/Host/Guest)" % (where, bad))
+        key, exp, _ = table_lookup(AMD_NB, e["name"])
+        if exp is None:
+            rep.unchecked.append(e["name"])
+        elif (event, umask) != exp[:2]:
+            rep.err("amd_nb", "%s: %03xH/%02xH, [AMD] %s says %03xH/%02xH" % (where, event, umask, exp[2], exp[0], exp[1]))
+        else:
+            rep.count("amd_nb_spec")
+
+
+def smp_cpus(run):
+    r = next((r for r in run.records if r.get("type") == "smp"), None)
+    return {c["index"]: c for c in (r or {}).get("cpus") or [] if "index" in c}
+
+
+def check_window_cpu(w, cpus, rep):
+    """Counters are per logical CPU and the uncore per package: a measurement's accesses come from the CPU it
+    names ("cpu"), on the socket it names ("socket"), else from the BSP."""
+    want = w.rec.get("cpu", 0)
+    bad = sorted({a.cpu for a in w.accesses if a.cpu != want})
+    if bad:
+        rep.err("socket", "%s: MSR accesses from CPU %s, the measurement runs on CPU %d" % (w.label(), bad, want))
+        return
+    if "socket" in w.rec:
+        c = cpus.get(want)
+        if c is None or c.get("package") != w.rec["socket"]:
+            rep.err("socket", "%s: socket %s read from CPU %d, which is on package %s" % (
+                w.label(), w.rec["socket"], want, c.get("package") if c else "?"))
+        else:
+            rep.count("socket_read_locally")
+
+
+def check_uncore_bandwidth(run, cpus, rep):
+    """Item 6: every socket is read from one of its own CPUs with the stream on that CPU's node, or named as not
+    read; the per-socket records agree with the summary."""
+    for r in run.records:
+        if r.get("type") != "uncore_bandwidth":
+            continue
+        read = {(s["socket"], s["node"]): s for s in r.get("sockets") or []}
+        named = {s.get("socket") for s in r.get("sockets_not_read") or []}
+        for s in read.values():
+            c = cpus.get(s["cpu"])
+            if c is None or c.get("package") != s["socket"]:
+                rep.err("socket", "uncore_bandwidth: socket %s read from CPU %s of another package" % (s["socket"],
+                                                                                                    s["cpu"]))
+            elif c.get("node") != s["node"]:
+                rep.err("socket", "uncore_bandwidth: socket %s's stream on node %s, its CPU %s is on node %s"
+                        % (s["socket"], s["node"], s["cpu"], c.get("node")))
+            else:
+                rep.count("socket_stream_local")
+        for n in r.get("sockets_not_read") or []:
+            if not n.get("reason"):
+                rep.err("socket", "uncore_bandwidth: socket %s not read and no reason given" % n.get("socket"))
+        packages = {c.get("package") for c in cpus.values()}
+        missing = sorted(p for p in packages if p not in {k[0] for k in read} and p not in named)
+        if missing:
+            rep.err("socket", "uncore_bandwidth: package(s) %s neither read nor named as not read" % missing)
+        else:
+            rep.count("sockets_accounted")
+        if r.get("sockets_read") != len(read):
+            rep.err("socket", "uncore_bandwidth: sockets_read %s but %d sockets listed" % (r.get("sockets_read"),
+                                                                                        len(read)))
+
+
+# The self-test's windows (pmu/pmu_selftest.c): which check programs what, from the documents.
+PER_COUNTER_FAMILIES = {"intel": "pmc", "amd": "ctr"}
+
+
+def check_selftest_windows(run, windows, pmu, family, rep):
+    done = [w for w in windows if w.end is not None]
+    st = next((r for r in run.records if r.get("type") == "pmu_selftest"), None)
+    names = {c["name"] for c in (st or {}).get("checks") or []}
+    # Per-counter checks: the event sits on the counter the check names, one event per window.
+    seen = set()
+    for w in done:
+        if w.what != "selftest:counter":
+            continue
+        lab = w.rec.get("label") or ""
+        ctr = lab.split("_", 1)[1] if "_" in lab else ""
+        if len(w.events) != 1 or w.events[0]["counter"] != ctr:
+            rep.err("selftest", "%s: check %s must program exactly its counter %s, got %s"
+                    % (w.label(), lab, ctr, [e["counter"] for e in w.events]))
+            continue
+        seen.add(lab)
+        ev, um, _ = split_name(w.events[0]["name"])
+        if lab.startswith("branches_") and family == "intel" and ev == "BR_INST_RETIRED" and not um:
+            rep.err("selftest", "%s: the per-counter branch check needs a unit-masked event ([PAG] Table 6)"
+                    % w.label())
+    prefix = PER_COUNTER_FAMILIES.get(family)
+    if prefix and any(n.startswith("branches_") for n in names):
+        want = {"%s_%s%d" % (k, prefix, i) for k in ("branches", "instructions")
+                for i in range(pmu.get("gp_counters", 0))}
+        missing = sorted(want - seen)
+        if missing:
+            rep.err("selftest", "general counters not exercised by the self-test: %s" % ", ".join(missing))
+        else:
+            rep.count("selftest_every_counter")
+    # Off-core: the value and its byte swap ([NHM] Table 12: request type 7:0, response type 15:8).
+    off = {w.rec.get("label"): w for w in done if w.what == "selftest:offcore"}
+    if off:
+        vals = {}
+        for lab, w in off.items():
+            x = [a.value for a in w.accesses if a.op == "write" and a.msr in (MSR_OFFCORE_RSP_0, MSR_OFFCORE_RSP_1)
+                 and a.value]
+            vals[lab] = x[0] if x else None
+        v, sw = vals.get("value"), vals.get("byte_swapped")
+        if v is None or sw is None or sw != (((v & 0xFF) << 8) | (v >> 8)) or v == sw:
+            rep.err("selftest", "offcore check: value %s and control %s are not a value and its byte swap"
+                    % (hex(v) if v is not None else None, hex(sw) if sw is not None else None))
+        elif not (v & 0xFF and v >> 8):
+            rep.err("selftest", "offcore check: 0x%x lacks a request or a response bit" % v)
+        else:
+            rep.count("selftest_offcore_swap")
+    # CMASK/INV: the same event with CMASK 1, INV 0 and 1 ([PAG]: their sum is the core cycles), and the cycles.
+    for w in done:
+        if w.what != "selftest:cmask_inv":
+            continue
+        ctl = {}
+        for e in w.events:
+            v = [a.value for a in w.accesses if a.op == "write" and a.msr == hx(e["ctl_msr"]) and a.value]
+            if v and e["kind"] in ("gp", "amd"):
+                ctl[e["name"]] = v[-1]
+        pair = [v for v in ctl.values() if (v >> 24) & 0xFF == 1]
+        if len(pair) != 2 or (pair[0] ^ pair[1]) & ~((1 << 23) | (1 << 22)) or not (pair[0] ^ pair[1]) & (1 << 23):
+            rep.err("selftest", "%s: not one event with CMASK=1 twice, INV clear and set" % w.label())
+        else:
+            rep.count("selftest_cmask_pair")
+    # Uncore stream: every uncore general counter ([PAG]: 8), one event each, on the counter the check names.
+    unc = [w for w in done if w.what == "selftest:uncore_stream"]
+    if unc:
+        ok = True
+        for w in unc:
+            lab = (w.rec.get("label") or "").replace("uncore_stream_", "")
+            if len(w.events) != 1 or w.events[0]["counter"] != lab:
+                rep.err("selftest", "%s: uncore check %s programs %s" % (w.label(), lab,
+                                                                        [e["counter"] for e in w.events]))
+                ok = False
+        n = 8 if unc[0].events and unc[0].events[0]["kind"] == "uncore" else 4
+        if len(unc) != n:
+            rep.err("selftest", "%d uncore stream checks, the uncore has %d general counters" % (len(unc), n))
+        elif ok:
+            rep.count("selftest_uncore_counters")
+
+
 def check_run(run, model=None):
     """Check a parsed run (pmb.parse.Run). model: override the PMU model row (default: run.pmu)."""
     rep = Report()
@@ -1014,11 +1587,19 @@ def check_run(run, model=None):
     for i, r in ds_recs:
         if r.get("why") == "program":
             check_ds_area(r, allocs, pebs_format, rep, "ds_area record")
+    nhm_reset = check_errata_claims(pmu, family, rep)
+    check_smm_freeze(pmu, accesses, windows, rep)
     state = {}
+    cpus = smp_cpus(run)
     for w in windows:
         if w.end is None:
             continue
-        check_window(w, family, ds_recs, allocs, pebs_format, rep, state)
+        check_window(w, family, ds_recs, allocs, pebs_format, rep, state, nhm_reset)
+        check_doc_values(w, pmu, ds_recs, rep)
+        check_amd_nb(w, rep)
+        check_window_cpu(w, cpus, rep)
+    check_selftest_windows(run, windows, pmu, family, rep)
+    check_uncore_bandwidth(run, cpus, rep)
     # Writes outside windows: a PMU control written outside a measurement is unexplained.
     inside = {a.idx for w in windows for a in w.accesses}
     for a in accesses:

@@ -22,11 +22,15 @@ unsigned pmu_count_max_events(const char **why)
     return 0;
 }
 
-bool pmu_count_accepts(const char *spec)
+bool pmu_count_accepts(const char *spec, char *why, size_t whylen)
 {
     (void)spec;
+    if (why)
+        fmt_snprintf(why, whylen, "%s", ABSENT_WHY);
     return false;
 }
+
+const char *pmu_count_event_table(void) { return NULL; }
 
 enum pmu_count_status pmu_count_around(const char *const *specs, unsigned n, void (*fn)(void *), void *arg,
                                        uint64_t *counts, char *why, size_t whylen)

@@ -1,13 +1,18 @@
-"""PMU boot tests (issues 4 and 7): the PMU flow under QEMU TCG.
+"""PMU boot tests (issues 4 and 7, and the Xeon 5500/5600 and Opteron issue): the PMU flow under QEMU TCG.
 
 Plain TCG has no PMU: the summary says unavailable, nothing is programmed, no number is faked.
 With pmu_assume=MODEL the kernel takes that model's capabilities and runs its whole PMU flow against
 QEMU's silent MSRs; every MSR access is traced, and scripts/check_msr_trace.py checks the trace
-against the spec documents. Each boot takes 5-8 s under TCG.
+against the spec documents. bench=pmu boots take 5-8 s under TCG; the bench=all dry runs (every
+PMU-using path: branch, penalty, cycle accounting, bandwidth's uncore check, the latency rows' PEBS
+cross-check) about 10 s with the quick profile and max_bytes=64M (the bandwidth sweep must reach the
+memory level, 4 x the 16 MiB L3 QEMU reports, for its uncore check to run).
 """
 import importlib.util
 import os
 import sys
+
+import pytest
 
 # This directory's conftest by path: with tests/host in the same pytest run, the name "conftest" can
 # resolve to the other directory's file.
@@ -21,14 +26,49 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import check_msr_trace as chk  # noqa: E402
 
 DRY = "trace_msr=1 bench=pmu"
-SELFTEST_CHECKS = {"inst_retired_exact", "cycles_vs_tsc", "overflow", "offcore_response", "pebs_l1", "lbr_loop",
-                   "uncore_clock"}
+ALL = "trace_msr=1 bench=all profile=quick max_bytes=64M"
+# pmu/pmu_selftest.c on a Nehalem-class PMU: 4 general counters, 3 fixed, 8 uncore general counters.
+SELFTEST_CHECKS = ({"instructions_fixed0", "cycles_vs_tsc", "cmask_inv", "overflow", "offcore_request_response",
+                    "pebs_l1", "lbr_loop", "uncore_clock"}
+                   | {"%s_pmc%d" % (k, i) for k in ("branches", "instructions") for i in range(4)}
+                   | {"uncore_stream_unc_pmc%d" % i for i in range(8)})
 
 
-def dry_run(cpu, model, smp=1, extra=""):
-    b = boot(cpu=cpu, smp=smp, mem="1G", args="pmu_assume=%s %s %s" % (model, DRY, extra), timeout=120)
+def dry_run(cpu, model, smp=1, extra="", args=DRY, numa=0, qemu_extra=()):
+    b = boot(cpu=cpu, smp=smp, mem="1G", numa=numa, extra=qemu_extra,
+             args="pmu_assume=%s %s %s" % (model, args, extra), timeout=120)
     assert b.run.status == "ok" and b.result.status == "ok"
     return b
+
+
+def console_lines(b):
+    return [line.strip("\r") for line in b.log.splitlines() if not line.startswith("{")]
+
+
+def assert_selftest_report(b):
+    """Item 9: every check names its counter and says expected vs counted, in the record and on the console."""
+    st = b.one("pmu_selftest")
+    lines = console_lines(b)
+    head = next(i for i, line in enumerate(lines) if line.startswith("PMU self-test: "))
+    assert "%d checks" % len(st["checks"]) in lines[head]
+    body = lines[head + 1:head + 1 + len(st["checks"])]
+    for c, line in zip(st["checks"], body):
+        assert set(c) >= {"name", "status", "detail", "feature", "counter", "event", "counted", "expected_lo",
+                          "expected_hi"}
+        tag = {"ok": "ok", "failed": "FAIL", "skipped": "skip"}[c["status"]]
+        assert line.split()[:2] == [tag, c["name"]], line
+        if c["counted"] is not None:
+            assert c["counter"] and c["counter"] in line.split()
+            assert "expected " in line and "counted %d" % c["counted"] in line
+        if c["status"] == "failed" and c["name"].startswith(("branches_", "instructions_", "uncore_stream_")):
+            assert not c["expected_lo"] <= c["counted"] <= (c["expected_hi"] if c["expected_hi"] is not None
+                                                             else c["counted"]), c
+    for f in st["disabled"]:
+        covered = [c for c in st["checks"] if c["feature"] == f and c["status"] == "failed"]
+        assert covered, "feature %s disabled with no failed check covering it" % f
+    # a failure disables only the features its checks cover
+    failed_features = {c["feature"] for c in st["checks"] if c["status"] == "failed"}
+    assert set(st["disabled"]) == failed_features
 
 
 def assert_trace_records(b):
@@ -52,11 +92,12 @@ def assert_assumed(b, model):
     st = b.one("pmu_selftest")
     assert st["status"] == "failed" and st["assumed"] == model
     failed = {c["name"] for c in st["checks"] if c["status"] == "failed"}
-    assert {"inst_retired_exact", "cycles_vs_tsc", "overflow"} <= failed
+    assert {"cycles_vs_tsc", "overflow"} <= failed and any(n.startswith("instructions_") for n in failed)
     assert all(c["status"] in ("failed", "skipped") for c in st["checks"])
     assert "counting" in st["disabled"]
-    inst = next(c for c in st["checks"] if c["name"] == "inst_retired_exact")
-    assert inst["detail"].startswith("counted 0 ")
+    inst = next(c for c in st["checks"] if c["name"].startswith("instructions_"))
+    assert inst["detail"].startswith("0 over 20000 iterations, 0 over 40000") and inst["counted"] == 0
+    assert_selftest_report(b)
     recs = b.run.by_type("pmu_counting")
     assert {r["what"] for r in recs} >= {"counting", "offcore"}
     for r in recs:
@@ -69,6 +110,12 @@ def assert_assumed(b, model):
         assert r["status"] == "unavailable" and r["samples"] == 0 and r["mean_cycles"] is None
     lbr = b.one("lbr")
     assert lbr["lbr"] is None and lbr["loop_branch_hits"] is None and lbr["lbr_status"] == "unavailable"
+    # Item 6: one bandwidth summary, every socket read or named; nothing measured in a dry run.
+    ub = b.one("uncore_bandwidth")
+    assert ub["status"] == "unavailable" and ub["reason"]
+    assert ub["sockets_read"] + len(ub["sockets_not_read"]) >= 1
+    assert all(s["reason"] for s in ub["sockets_not_read"])
+    assert all(v is None for v in ub["total"].values())
     assert_trace_records(b)
     rep = chk.check_run(b.run)
     assert rep.ok, "\n".join(rep.errors)
@@ -83,6 +130,15 @@ def test_dry_run_nehalem():
     assert (pmu["pebs_format"], pmu["lbr_depth"], pmu["offcore"], pmu["uncore"]) == (1, 16, 1, "nhm")
     st = b.one("pmu_selftest")
     assert {c["name"] for c in st["checks"] if c["status"] == "failed"} == SELFTEST_CHECKS
+    assert set(st["disabled"]) == {"counting", "overflow", "pebs", "lbr", "uncore", "offcore"}
+    # Each general counter counts conditional branches with a unit mask ([PAG] Table 6: C4H/01H) and instructions.
+    for i in range(4):
+        ws = [m for m in b.run.by_type("pmu_measure") if m.get("label") == "branches_pmc%d" % i]
+        assert len(ws) == 2 and all(int(m["events"][0]["ctl"], 16) & 0xFFFF == 0x01C4 for m in ws)
+        assert all(m["events"][0]["counter"] == "pmc%d" % i for m in ws)
+    # The off-core check programs a value and its byte swap.
+    off = {m["label"]: m["events"][0]["extra"] for m in b.run.by_type("pmu_measure") if m["what"] == "selftest:offcore"}
+    assert off == {"value": "0x6001", "byte_swapped": "0x160"}
     counting = next(r for r in b.run.by_type("pmu_counting") if r["what"] == "counting")
     assert counting["events_source"] == "default" and counting["counters_reason"] == "assumed PMU"
     assert len(counting["counter_groups"]) == 2  # 7 general events on 4 counters
@@ -95,6 +151,16 @@ def test_dry_run_nehalem():
     assert c["uncore_evtsel_spec"] >= 4 and c["uncore_fixed_spec"] >= 2
     assert c["pebs_enable"] >= 2 and c["pebs_ldlat"] >= 2 and c["ds_area_pointer"] >= 2
     assert c["lbr_stack_read"] >= 2 and c["disabled_at_end"] >= 12
+    # Item 9/10: what the self-test programs, and values from the documents, not from the kernel's records.
+    for k in ("selftest_every_counter", "selftest_offcore_swap", "selftest_cmask_pair", "selftest_uncore_counters",
+              "lbr_select_doc"):
+        assert c[k] >= 1, k
+    assert c["global_enable_doc"] >= 20 and c["ovf_clear_doc"] >= 40 and c["counter_start_doc"] >= 50
+    assert c["uncore_enable_doc"] >= 9 and c["pebs_ldlat_doc"] >= 2 and c["pebs_period_doc"] >= 2
+    unc = [r for r in b.run.by_type("pmu_counting") if r["what"] == "uncore_bandwidth"]
+    assert [(r["socket"], r["node"], r["cpu"]) for r in unc] == [(0, 0, 0)]
+    assert {"UNC_QMC_NORMAL_READS:ANY", "UNC_QMC_WRITES:FULL_ANY", "UNC_QHL_REQUESTS:LOCAL_READS",
+            "UNC_QHL_REQUESTS:REMOTE_READS"} <= set(unc[0]["counters"])
     ds = b.run.by_type("ds_area")
     assert ds and all(d["record_size"] == 0xB0 and d["pebs_index"] == d["pebs_buffer_base"] for d in ds)
     assert {a["what"] for a in b.run.by_type("pmu_alloc")} == {"ds_area", "pebs_buffer"}
@@ -132,6 +198,16 @@ def test_dry_run_amd_family_10h():
     assert rep.counts["amd_evtsel_spec"] >= 9
     dram = next(r for r in b.run.by_type("pmu_counting") if r["what"] == "dram_bandwidth")
     assert dram["dram_bytes_per_s"] is None and dram["counters_reason"] == "assumed PMU"
+    # Item 7: [AMD] 4.2.2 - one counter per DRAM controller, E0H/07H (DCT0) and E0H/38H (DCT1), on a core counter.
+    dram_sel = {int(e["ctl"], 16) & 0xFFFF for m in b.run.by_type("pmu_measure") if m.get("label") == "dram_bandwidth"
+                for e in m["events"] if int(e["ctl"], 16) & 0xFF == 0xE0}
+    assert dram_sel == {0x07E0, 0x38E0}
+    assert b.one("uncore_bandwidth")["what"] == "dram_bandwidth"
+    # Per-counter checks on CTR0-3 with AMD's events (no unit mask exists for C2H: the record says so).
+    st = b.one("pmu_selftest")
+    assert {"branches_ctr%d" % i for i in range(4)} <= {c["name"] for c in st["checks"]}
+    assert "unit mask" in st["note"]
+    assert rep.counts["selftest_every_counter"] == 1 and rep.counts["selftest_cmask_pair"] == 1
     # Not assumed-PMU but absent: these say why.
     pebs = b.one("pebs_latency")
     assert "PEBS" in pebs["reason"] and pebs["reason"] != "assumed PMU"
@@ -173,3 +249,77 @@ def test_plain_tcg_has_no_pmu_and_fakes_nothing():
     assert b.one("lbr")["lbr"] is None
     assert not b.run.by_type("pmu_measure") and not b.run.by_type("ds_area")
     assert chk.pmu_writes(b.run) == 0
+
+
+def test_dry_run_two_sockets_uncore_per_socket():
+    """Item 6: two sockets, two nodes - each socket's uncore programmed by a CPU on it, its stream on that CPU's
+    node, reported per socket and in total."""
+    b = dry_run("Nehalem", "nhm", smp=2, numa=2, qemu_extra=("-smp", "2,sockets=2,cores=1,threads=1"))
+    rep = assert_assumed(b, "nhm")
+    cpus = {c["index"]: c for c in b.one("smp")["cpus"]}
+    assert {c["package"] for c in cpus.values()} == {0, 1} and {c["node"] for c in cpus.values()} == {0, 1}
+    unc = [r for r in b.run.by_type("pmu_counting") if r["what"] == "uncore_bandwidth"]
+    assert sorted((r["socket"], r["node"]) for r in unc) == [(0, 0), (1, 1)]
+    for r in unc:
+        assert cpus[r["cpu"]]["package"] == r["socket"] and cpus[r["cpu"]]["node"] == r["node"]
+    ub = b.one("uncore_bandwidth")
+    assert ub["sockets_read"] == 2 and ub["sockets_not_read"] == []
+    assert sorted(s["socket"] for s in ub["sockets"]) == [0, 1]
+    # Socket 1's window: every access by CPU 1, the uncore MSRs only.
+    remote = [m for m in b.run.by_type("pmu_measure") if m.get("cpu") == 1]
+    assert len(remote) == 1 and remote[0]["socket"] == 1
+    cpu1 = [t for t in b.run.by_type("msr_trace") if t["cpu"] == 1]
+    assert cpu1 and all(0x391 <= int(t["msr"], 16) <= 0x3C7 for t in cpu1)
+    assert rep.counts["socket_read_locally"] == 1 and rep.counts["socket_stream_local"] == 2
+    assert rep.counts["sockets_accounted"] == 1
+
+
+def test_dry_run_amd_family_15h_northbridge():
+    """Item 7: family 15h with PerfCtrExtNB - DRAM accesses of both DCTs on the northbridge counters."""
+    b = dry_run("Opteron_G3", "amd_fam15h")
+    rep = assert_assumed(b, "amd_fam15h")
+    assert b.run.run["pmu"]["uncore"] == "amd_nb"
+    nb = [e for m in b.run.by_type("pmu_measure") if m.get("label") == "dram_bandwidth" for e in m["events"]]
+    assert {e["kind"] for e in nb} == {"amd_nb"}
+    assert {(e["ctl_msr"], int(e["ctl"], 16) & 0xFFFF) for e in nb} == {("0xc0010240", 0x07E0),
+                                                                      ("0xc0010242", 0x38E0)}
+    st = {c["name"]: c for c in b.one("pmu_selftest")["checks"]}
+    assert {"uncore_stream_nb_ctr%d" % i for i in range(4)} <= set(st)
+    assert rep.counts["amd_nb_spec"] >= 6 and rep.counts["selftest_uncore_counters"] == 1
+
+
+@pytest.mark.parametrize("cpu,model", [("Nehalem", "nhm"), ("Westmere", "wsm"), ("Opteron_G3", "amd_fam10h")])
+def test_dry_run_every_pmu_path(cpu, model):
+    """Item 10: bench=all under pmu_assume - branch with its mispredict events, the penalty counters, the
+    cycle-accounting groups, the bandwidth uncore/DRAM check and the latency rows' PEBS cross-check all program
+    the (silent) MSRs, the checker verifies every window, and no count becomes a figure."""
+    b = dry_run(cpu, model, args=ALL)
+    rep = assert_assumed(b, model)
+    amd = model.startswith("amd")
+    bench_events = {e["name"] for m in b.run.by_type("pmu_measure") if m.get("label") == "cycle_accounting"
+                    for e in m["events"]}
+    # branch: mispredicted branches; penalty: core cycles; cycle accounting: stall cycles
+    assert any("MISP" in n for n in bench_events), bench_events
+    assert ("CPU_CLK_UNHALTED" if amd else "UNHALTED_CORE_CYCLES") in bench_events
+    assert ("DISPATCH_STALLS" if amd else "UOPS_RETIRED:STALL_CYCLES") in bench_events
+    # bandwidth's DRAM check at the memory level: the uncore's QMC events, AMD's two DCTs
+    if amd:
+        assert {"DRAM_ACCESSES_PAGE:HIT:MISS:CONFLICT",
+                "DRAM_ACCESSES_PAGE:DCT1_PAGE_HIT:DCT1_PAGE_MISS:DCT1_PAGE_CONFLICT"} <= bench_events
+    else:
+        assert {"UNC_QMC_NORMAL_READS:ANY", "UNC_QMC_WRITES:FULL_ANY"} <= bench_events
+    mem = [r for r in b.run.by_type("bandwidth") if r.get("level") == "memory" and "uncore" in r]
+    assert mem and all(r["uncore"]["status"] == "unavailable" and r["uncore"]["reason"] == "PMU: assumed PMU"
+                       and r["uncore"]["socket"] == 0 for r in mem)
+    for r in b.run.by_type("cycle_accounting"):
+        assert r["status"] == "unavailable" and r["reason"] == "PMU: assumed PMU", r
+    # the latency rows' PEBS cross-check (Nehalem-class PEBS only)
+    rows = {r["source"] for r in b.run.by_type("data_source") if r.get("status") == "ok"}
+    pebs_rows = {r["row"] for r in b.run.by_type("pebs_latency")}
+    if amd:
+        assert not [m for m in b.run.by_type("pmu_measure") if m["what"] == "pebs" and m.get("label") in rows]
+    else:
+        assert rows and rows <= pebs_rows
+        assert rep.counts["pebs_enable"] >= 2 + len(rows)
+    assert rep.counts["windows"] >= 100
+    assert rep.counts.get("evtsel_spec", 0) + rep.counts.get("amd_evtsel_spec", 0) >= 90

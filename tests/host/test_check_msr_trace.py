@@ -283,6 +283,62 @@ def test_offcore_response_combination_from_the_guide():
     assert errors_of(log.check(), "offcore")
 
 
+def westmere_log(gps, table):
+    """A `wsm` dry-run window whose events were parsed with libpfm4's `table` (wsm_dp: 06_2C, wsm: 06_25)."""
+    log = Log("wsm")
+    intel_counting(log, gps)
+    for r in log.recs:
+        if r["type"] == "pmu_measure":
+            r["model"] = "wsm"
+            for e in r["events"]:
+                e["table"] = table
+    return log
+
+
+def test_westmere_offcore_bits_per_part():
+    # Intel's WestmereEP-DP_core.json: LOCAL_DRAM_AND_REMOTE_CACHE_HIT = 10xxH (bit 12)
+    name = "OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM_AND_REMOTE_CACHE_HIT"
+    rep = westmere_log([(name, 0, EN_USR_OS | 0x01B7, 0x1A6, 0x1001)], "wsm_dp").check()
+    assert rep.ok, rep.errors
+    assert rep.counts["offcore_value"] == 1 and name not in rep.unchecked
+    rep = westmere_log([(name, 0, EN_USR_OS | 0x01B7, 0x1A6, 0x4001)], "wsm_dp").check()
+    assert any("wsm_dp event file" in e for e in errors_of(rep, "offcore")), rep.errors
+    # 06_25 (WestmereEP-SP_core.json): LOCAL_DRAM is bit 13, not Nehalem's bit 14
+    rep = westmere_log([("OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM", 0, EN_USR_OS | 0x01B7, 0x1A6, 0x2001)],
+                       "wsm").check()
+    assert rep.ok and rep.counts["offcore_value"] == 1, rep.errors
+    rep = westmere_log([("OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM", 0, EN_USR_OS | 0x01B7, 0x1A6, 0x4001)],
+                       "wsm").check()
+    assert errors_of(rep, "offcore")
+    # Nehalem keeps [NHM] Table 12, where the Westmere name means nothing
+    log = Log()
+    intel_counting(log, [(name, 0, EN_USR_OS | 0x01B7, 0x1A6, 0x1001)])
+    rep = log.check()
+    assert rep.ok and name in rep.unchecked
+
+
+def test_westmere_sp_mem_uncore_dram_umasks():
+    # WestmereEP-SP_core.json: MEM_UNCORE_RETIRED.LOCAL_DRAM 0FH/10H ([PAG] Table 3, Nehalem: 20H)
+    rep = westmere_log([("MEM_UNCORE_RETIRED:LOCAL_DRAM", 0, EN_USR_OS | 0x100F, None, None)], "wsm").check()
+    assert rep.ok and rep.counts["evtsel_spec"] == 1, rep.errors
+    rep = westmere_log([("MEM_UNCORE_RETIRED:LOCAL_DRAM", 0, EN_USR_OS | 0x200F, None, None)], "wsm").check()
+    assert errors_of(rep, "evtsel")
+
+
+def test_l1d_repl_and_branch_misp_exec_encodings():
+    # [PAG] Table 16 L1D.REPL 51H/01H; Table 18 BR_MISP_EXEC.COND 89H/01H, .ANY 89H/7FH
+    gps = [("L1D:REPL", 0, EN_USR_OS | 0x0151, None, None), ("BR_MISP_EXEC:COND", 1, EN_USR_OS | 0x0189, None, None),
+           ("BR_MISP_EXEC:ANY", 2, EN_USR_OS | 0x7F89, None, None)]
+    nhm = Log()
+    intel_counting(nhm, gps)
+    for log in (nhm, westmere_log(gps, "wsm_dp")):
+        rep = log.check()
+        assert rep.ok and rep.counts["evtsel_spec"] == 3 and not rep.unchecked, (rep.errors, rep.unchecked)
+    log = Log()
+    intel_counting(log, [("L1D:REPL", 0, EN_USR_OS | 0x0251, None, None)])
+    assert errors_of(log.check(), "evtsel")
+
+
 # ---- PEBS and the DS area ----------------------------------------------------------------------
 
 DS = 0x102000
@@ -564,3 +620,194 @@ def test_empty_trace_is_not_a_pass(tmp_path):
     p.write_text(log.text())
     r = subprocess.run([sys.executable, SCRIPT, str(p)], capture_output=True, text=True)
     assert r.returncode == 1 and "no msr_trace" in r.stdout
+
+
+# ---- values from the documents, sockets, northbridge, self-test (issue items 6, 7, 9, 10) ------------------
+
+NHM_PMU = {"gp_counters": 4, "fixed_counters": 3, "version": 3}
+
+
+def with_caps(log, **caps):
+    log.recs[0]["pmu"].update(caps)
+    return log
+
+
+def measure_rec(log, what=None):
+    return next(r for r in log.recs if r.get("type") == "pmu_measure" and (what is None or r["what"] == what))
+
+
+def test_doc_values_catch_what_the_kernel_declared_wrong():
+    """A kernel that declares and writes the same wrong value passes the declaration checks; the document
+    values catch it: [NHM] Table 5 enable bits, Table 7 OVF_CTRL clear-all, counters starting at 0."""
+    log = with_caps(Log(), **NHM_PMU)
+    intel_counting(log, GOOD_GPS, GOOD_FIXED)
+    rep = log.check()
+    assert rep.ok, rep.errors
+    assert rep.counts["global_enable_doc"] == 1 and rep.counts["ovf_clear_doc"] == 2
+    assert rep.counts["counter_start_doc"] == 5
+    # PMC3 enabled too, and declared so: only the document rule sees it
+    log = with_caps(Log(), **NHM_PMU)
+    intel_counting(log, GOOD_GPS, GOOD_FIXED, global_value=0x30000000F)
+    measure_rec(log)["global_ctrl"] = "0x30000000f"
+    rep = log.check()
+    assert not errors_of(rep, "order") and any("Table 5" in e for e in errors_of(rep, "doc")), rep.errors
+    # an OVF_CTRL value without CondChgd / OvfBuf / Ovf_Uncore
+    log = with_caps(Log(), **NHM_PMU)
+    intel_counting(log, GOOD_GPS, GOOD_FIXED)
+    for r in log.recs:
+        if r.get("msr") == "0x390":
+            r["value"] = "0x70000000f"
+    assert any("Table 7" in e for e in errors_of(log.check(), "doc"))
+    # a counting counter preloaded, and declared preloaded
+    log = with_caps(Log(), **NHM_PMU)
+    intel_counting(log, GOOD_GPS[:1])
+    for r in log.recs:
+        if r.get("msr") == "0xc1" and r["op"] == "write":
+            r["value"] = "0x10"
+            break
+    measure_rec(log)["events"][0]["preload"] = "0x10"
+    rep = log.check()
+    assert not errors_of(rep, "order") and any("starts at 0x10" in e for e in errors_of(rep, "doc")), rep.errors
+
+
+def test_uncore_enable_from_the_sdm_layout():
+    log = uncore_log()
+    rep = log.check()
+    assert rep.counts["uncore_enable_doc"] == 1 and rep.counts["ovf_clear_doc"] == 2
+    for r in log.recs:
+        if r.get("msr") == "0x391" and r["value"] == "0x1":
+            r["value"] = "0x100000001"  # EN_FC0 with no fixed counter in the measurement
+    measure_rec(log)["uncore_global_ctrl"] = "0x100000001"
+    rep = log.check()
+    assert any("SDM 18.8.2" in e for e in errors_of(rep, "doc")), rep.errors
+    log = uncore_log()
+    for r in log.recs:
+        if r.get("msr") == "0x393":
+            r["value"] = "0xff"
+    assert any("clear-all" in e for e in errors_of(log.check(), "doc"))
+
+
+def two_socket_log(window_cpu=1, trace_cpu=1, socket=1, not_read=None, read_node=1):
+    log = uncore_log()
+    log.recs.insert(1, {"type": "smp", "cpus": [{"index": 0, "node": 0, "package": 0, "online": True},
+                                                {"index": 1, "node": 1, "package": 1, "online": True}]})
+    m = measure_rec(log)
+    m["cpu"], m["socket"] = window_cpu, socket
+    for r in log.recs:
+        if r.get("type") == "msr_trace":
+            r["cpu"] = trace_cpu
+    sockets = [{"socket": 0, "node": 0, "cpu": 0}]
+    if not_read is None:
+        sockets.append({"socket": 1, "node": read_node, "cpu": 1})
+    log.add({"type": "uncore_bandwidth", "sockets": sockets, "sockets_read": len(sockets),
+             "sockets_not_read": [] if not_read is None else [{"socket": 1, "node": 1, "reason": not_read}]})
+    return log
+
+
+def test_each_socket_read_from_its_own_cpu_and_node():
+    rep = two_socket_log().check()
+    assert rep.ok, rep.errors
+    assert rep.counts["socket_read_locally"] == 1 and rep.counts["socket_stream_local"] == 2
+    assert rep.counts["sockets_accounted"] == 1
+    # socket 1's uncore programmed from the BSP (package 0)
+    assert errors_of(two_socket_log(trace_cpu=0).check(), "socket")
+    assert errors_of(two_socket_log(window_cpu=0, trace_cpu=0).check(), "socket")
+    # the stream buffer on the other node
+    assert errors_of(two_socket_log(read_node=0).check(), "socket")
+    # a socket not read must be named with a reason
+    assert two_socket_log(not_read="CPU 1 did not finish its counting job").check().ok
+    assert errors_of(two_socket_log(not_read="").check(), "socket")
+    log = two_socket_log(not_read="x")
+    log.recs[-1]["sockets_not_read"] = []
+    assert any("neither read nor named" in e for e in errors_of(log.check(), "socket"))
+
+
+def test_amd_dram_accesses_per_dct():
+    """[AMD] 4.2.2: one counter per memory controller, E0H/07H (DCT0) and E0H/38H (DCT1)."""
+    ok = [("DRAM_ACCESSES_PAGE:HIT:MISS:CONFLICT", 0x4307E0),
+          ("DRAM_ACCESSES_PAGE:DCT1_PAGE_HIT:DCT1_PAGE_MISS:DCT1_PAGE_CONFLICT", 0x4338E0)]
+    rep = amd_log(ok).check()
+    assert rep.ok, rep.errors
+    assert rep.counts["amd_evtsel_spec"] == 2
+    bad = [ok[0], (ok[1][0], 0x4307E0)]  # DCT1 counted with DCT0's unit mask
+    assert errors_of(amd_log(bad).check(), "amd")
+
+
+def test_amd_cmask_inv_as_named():
+    rep = amd_log([("RETIRED_INSTRUCTIONS:c=1", 0x14300C0), ("RETIRED_INSTRUCTIONS:c=1:i", 0x1C300C0)]).check()
+    assert rep.ok, rep.errors
+    assert errors_of(amd_log([("RETIRED_INSTRUCTIONS:c=1:i", 0x14300C0)]).check(), "amd")  # Inv missing
+    assert errors_of(amd_log([("RETIRED_INSTRUCTIONS", 0x14300C0)]).check(), "amd")  # CntMask not asked for
+
+
+def nb_log(ctl=0x4007E0, ctl_msr=0xC0010240, index=0, model="amd_fam15h"):
+    log = Log(model, 0)
+    ev = {"name": "DRAM_ACCESSES:DCT0_PAGE_HIT:DCT0_PAGE_MISS:DCT0_PAGE_CONFLICT", "table": "amd_fam15h_nb",
+          "kind": "amd_nb", "counter": "nb_ctr%d" % index, "index": index, "width": 48, "ctl_msr": hx(ctl_msr),
+          "ctr_msr": hx(ctl_msr + 1), "ctl": hx(ctl), "extra_msr": None, "escr_msr": None, "preload": "0x0"}
+    mid = log.measure("counting", [ev])
+    log.w(ctl_msr, ctl & ~(1 << 22))
+    log.w(ctl_msr + 1, 0)
+    log.w(ctl_msr, ctl)
+    log.w(ctl_msr, ctl & ~(1 << 22))
+    log.r(ctl_msr + 1)
+    log.w(ctl_msr, 0)
+    log.end(mid)
+    return log
+
+
+def test_family_15h_northbridge_counters():
+    rep = nb_log().check()
+    assert rep.ok, rep.errors
+    assert rep.counts["amd_nb_spec"] == 1
+    assert errors_of(nb_log(ctl=0x4307E0).check(), "amd_nb")            # USR/OS on a northbridge counter
+    assert errors_of(nb_log(ctl=0x4038E0).check(), "amd_nb")            # DCT1's unit mask for DCT0
+    assert errors_of(nb_log(ctl_msr=0xC0010242).check(), "amd_nb")      # NB_PERF_CTL1 named as counter 0
+    assert errors_of(nb_log(model="amd_fam10h").check(), "gating")      # no NB counters on family 10h
+
+
+def selftest_offcore_log(value=0x6001, swapped=0x0160):
+    log = Log()
+    for lab, v in (("value", value), ("byte_swapped", swapped)):
+        ev = gp("OFFCORE_RESPONSE_0:rsp=0x%04x" % v, 0, EN_USR_OS | 0x01B7, 0x1A6, v)
+        mid = log.measure("selftest:offcore", [ev], label=lab, global_ctrl="0x1")
+        log.w(0x38F, 0)
+        log.w(0x1A6, v)
+        log.w(0x186, EN_USR_OS | 0x01B7)
+        log.w(0xC1, 0)
+        log.w(0x390, 0xE00000070000000F)
+        log.w(0x38F, 1)
+        log.w(0x38F, 0)
+        log.r(0x38E)
+        log.r(0xC1)
+        log.w(0x186, 0)
+        log.w(0x1A6, 0)
+        log.w(0x390, 0xE00000070000000F)
+        log.end(mid)
+    return log
+
+
+def test_selftest_offcore_value_and_its_byte_swap():
+    rep = selftest_offcore_log().check()
+    assert rep.ok, rep.errors
+    assert rep.counts["selftest_offcore_swap"] == 1
+    # a control that is not the byte swap of the value cannot tell request from response bits
+    assert errors_of(selftest_offcore_log(swapped=0x4001).check(), "selftest")
+    assert errors_of(selftest_offcore_log(value=0x0101, swapped=0x0101).check(), "selftest")
+
+
+def test_selftest_counter_checks_program_their_counter():
+    log = Log()
+    gps = [("BR_INST_RETIRED:CONDITIONAL", 2, EN_USR_OS | 0x01C4, None, None)]
+    intel_counting(log, gps)
+    m = measure_rec(log)
+    m["what"], m["label"] = "selftest:counter", "branches_pmc2"
+    rep = log.check()
+    assert rep.ok, rep.errors
+    m["label"] = "branches_pmc1"  # the check says PMC1, the event sits on PMC2
+    assert errors_of(log.check(), "selftest")
+    log = Log()
+    intel_counting(log, [("BR_INST_RETIRED:CONDITIONAL", 2, EN_USR_OS | 0x00C4, None, None)])  # umask lost
+    m = measure_rec(log)
+    m["what"], m["label"] = "selftest:counter", "branches_pmc2"
+    assert any("Table 6" in e for e in errors_of(log.check(), "evtsel"))

@@ -46,7 +46,16 @@ unsigned pmu_count_max_events(const char **why)
     return FAKE_PMU.max_events ? FAKE_PMU.max_events : 1;
 }
 
-bool pmu_count_accepts(const char *spec) { return !FAKE_PMU.absent && known(spec) != NULL; }
+bool pmu_count_accepts(const char *spec, char *why, size_t whylen)
+{
+    if (!FAKE_PMU.absent && known(spec))
+        return true;
+    if (why)
+        snprintf(why, whylen, "%s", FAKE_PMU.absent ? FAKE_PMU.absent : "unknown event (fake PMU)");
+    return false;
+}
+
+const char *pmu_count_event_table(void) { return FAKE_PMU.absent ? NULL : FAKE_PMU.table; }
 
 enum pmu_count_status pmu_count_around(const char *const *specs, unsigned n, void (*fn)(void *), void *arg,
                                        uint64_t *counts, char *why, size_t whylen)

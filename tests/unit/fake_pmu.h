@@ -17,6 +17,7 @@ struct fake_pmu {
     unsigned max_events;         /* events one group takes (pmu_count_max_events) */
     struct fake_pmu_event events[FAKE_PMU_MAX_EVENTS]; /* known events, up to the first NULL name */
     unsigned fail_groups_over;   /* a group of more events than this is refused (0: none is) */
+    const char *table;           /* what pmu_count_event_table says ("nhm", ...; NULL: no table) */
     /* out */
     unsigned groups;             /* groups programmed (each ran the workload once) */
 };
@@ -24,7 +25,8 @@ extern struct fake_pmu FAKE_PMU;
 
 /* No counting in this run, with this reason (the state every test program starts in: "unit test: no PMU"). */
 void fake_pmu_absent(const char *why);
-/* A PMU that counts `events` (NULL-name terminated, copied), max_events at once; groups reset to 0. */
+/* A PMU that counts `events` (NULL-name terminated, copied), max_events at once; groups reset to 0, table
+ * NULL (set FAKE_PMU.table for the per-model event lists of the benchmarks). */
 void fake_pmu_counts(const struct fake_pmu_event *events, unsigned max_events);
 
 #endif

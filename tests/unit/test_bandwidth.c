@@ -280,7 +280,9 @@ static void test_bench_one_cpu(void **state)
     /* memory-level points carry the uncore check, unavailable here with the reason */
     const char *m = fake_find("bandwidth", "\"level\":\"memory\"", 0);
     assert_non_null(m);
-    assert_non_null(strstr(m, "\"uncore\":{\"status\":\"unavailable\",\"reason\":\"test: no PMU\"}"));
+    assert_non_null(strstr(m, "\"uncore\":{\"status\":\"unavailable\",\"reason\":\"test: no PMU\",\"socket\":"));
+    /* it names the socket and node it would read and lists every other socket as not read */
+    assert_non_null(strstr(m, "\"sockets_not_read\":["));
     assert_null(fake_find("bandwidth", "\"level\":\"L1\",\"bytes_per_s\":0,", 0));
     /* no SMBIOS: the peak is unknown, with the best memory-level figure anyway */
     const char *p = fake_find("bandwidth_peak", NULL, 0);

@@ -208,6 +208,100 @@ static void test_bench_branch_records(void **state)
     assert_int_equal(FAKE.live_allocs, 0);
 }
 
+/* Each test counts its own kind of branch ([PAG] Table 18 on Nehalem/Westmere), names the event in its records,
+ * and says so when it had to count something else or nothing. */
+static const char *rec_of(const char *test, size_t k)
+{
+    char key[48];
+    snprintf(key, sizeof(key), "\"test\":\"%s\"", test);
+    const char *r = fake_find("branch", key, k);
+    assert_non_null(r);
+    return r;
+}
+
+static void test_bench_branch_events(void **state)
+{
+    (void)state;
+    static const struct fake_pmu_event nhm[] = {{"BR_MISP_EXEC:COND", 3000}, {"BR_MISP_EXEC:INDIRECT_NEAR_CALL", 200},
+                                                {"BR_MISP_EXEC:RETURN_NEAR", 100}, {"BR_MISP_EXEC:ANY", 9999},
+                                                {"BR_MISP_RETIRED", 7}, {NULL, 0}};
+    fake_reset();
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 1;
+    ca_penalty_reset();
+    fake_pmu_counts(nhm, 4);
+    FAKE_PMU.table = "nhm";
+    bench_branch();
+    static const char *const want[][2] = {{"cond_predictable", "BR_MISP_EXEC:COND"}, {"cond_random", "BR_MISP_EXEC:COND"},
+                                          {"pattern", "BR_MISP_EXEC:COND"},
+                                          {"indirect_random", "BR_MISP_EXEC:INDIRECT_NEAR_CALL"},
+                                          {"indirect_cyclic", "BR_MISP_EXEC:INDIRECT_NEAR_CALL"},
+                                          {"return_stack", "BR_MISP_EXEC:RETURN_NEAR"}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const char *r = rec_of(want[i][0], 0);
+        char ev[80];
+        snprintf(ev, sizeof(ev), "\",\"event\":\"%s\",\"cycles_method\"", want[i][1]);
+        assert_non_null(strstr(r, ev)); /* counted, with no note: the first entry for nhm */
+        if (i >= 2) /* (the conditional pair falls back to the known fraction when the fake counts tie) */
+            assert_non_null(strstr(r, "\"method\":\"pmu\""));
+    }
+    const char *p = fake_find("penalty", "\"name\":\"branch_mispredict\"", 0);
+    assert_non_null(p);
+    assert_non_null(strstr(p, "\"event\":\"BR_MISP_EXEC:COND\""));
+    assert_null(strstr(p, "event_note"));
+
+    /* later Intel: only the architectural C5H/00H, every mispredicted branch; the records say so */
+    static const struct fake_pmu_event arch[] = {{"MISPREDICTED_BRANCH_RETIRED", 3000}, {NULL, 0}};
+    fake_reset();
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 1;
+    fake_pmu_counts(arch, 4);
+    FAKE_PMU.table = "arch";
+    bench_branch();
+    assert_non_null(strstr(rec_of("cond_random", 0),
+                           "\"event\":\"MISPREDICTED_BRANCH_RETIRED\",\"event_note\":\"MISPREDICTED_BRANCH_RETIRED counts "
+                           "every mispredicted branch: this PMU has no conditional-only event\""));
+    assert_non_null(strstr(rec_of("return_stack", 0), "this PMU has no return-only event"));
+    assert_non_null(strstr(rec_of("indirect_random", 0), "this PMU has no indirect-call-only event"));
+
+    /* Nehalem whose BR_MISP_EXEC:COND is refused: no fallback to another event, the estimate, and why */
+    static const struct fake_pmu_event bare[] = {{"BR_MISP_RETIRED", 7}, {"BR_MISP_EXEC:ANY", 9999}, {NULL, 0}};
+    fake_reset();
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 1;
+    fake_pmu_counts(bare, 4);
+    FAKE_PMU.table = "nhm";
+    bench_branch();
+    const char *r = rec_of("pattern", 0);
+    assert_non_null(strstr(r, "\"event\":null,\"event_note\":\"BR_MISP_EXEC:COND: unknown event (fake PMU)\""));
+    assert_non_null(strstr(r, "\"method\":\"estimate: "));
+    assert_non_null(strstr(rec_of("cond_random", 0), "\"method\":\"known_random_fraction\""));
+
+    /* no PMU at all: null event and the reason */
+    fake_reset();
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 1;
+    fake_pmu_absent("test: no PMU");
+    bench_branch();
+    assert_non_null(strstr(rec_of("return_stack", 0), "\"event\":null,\"event_note\":\"test: no PMU\""));
+    assert_int_equal(FAKE.live_allocs, 0);
+}
+
+/* The loops' branches are of the kinds the lists name (the indirect test's branch is a call, so its list has
+ * INDIRECT_NEAR_CALL, not INDIRECT_NON_CALL), and no list holds an event of another kind. */
+static void test_branch_lists(void **state)
+{
+    (void)state;
+    const char *const *lists[] = {branch_ev_cond, branch_ev_indirect, branch_ev_return};
+    for (size_t i = 0; i < 3; i++)
+        for (const char *const *c = lists[i]; *c; c++) {
+            assert_null(strstr(*c, "BR_MISP_RETIRED")); /* bare: NEAR_CALL on Nehalem; not the tests' kinds */
+            assert_null(strstr(*c, "INDIRECT_NON_CALL"));
+            assert_null(strstr(*c, ":ANY"));
+            assert_non_null(strchr(*c, '@')); /* every entry is for named PMU tables */
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +312,8 @@ int main(void)
         cmocka_unit_test(test_estimators),
         cmocka_unit_test(test_rsb_estimate),
         cmocka_unit_test(test_bench_branch_records),
+        cmocka_unit_test(test_bench_branch_events),
+        cmocka_unit_test(test_branch_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

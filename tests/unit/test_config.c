@@ -424,7 +424,7 @@ static void test_bad_values(void **state)
         {"max_bytes=99999999999999999999K", "bad value '99999999999999999999K' for 'max_bytes': too large (at most 2^64-1 bytes)"},
         {"trace_msr=2", "bad value '2' for 'trace_msr': expected 0|1|true|false|yes|no|on|off"},
         {"trace_msr=maybe", "bad value 'maybe' for 'trace_msr': expected 0|1|true|false|yes|no|on|off"},
-        {"pmu_assume=skl", "bad value 'skl' for 'pmu_assume': expected none|nhm|wsm|amd_fam10h|netburst"},
+        {"pmu_assume=skl", "bad value 'skl' for 'pmu_assume': expected none|nhm|wsm|amd_fam10h|amd_fam15h|netburst"},
         {"max_cpus=4097", "bad value '4097' for 'max_cpus': expected a number 0..4096"},
         {"max_cpus=-0", "bad value '-0' for 'max_cpus': expected a number 0..4096"},
         {"max_cpus=1e3", "bad value '1e3' for 'max_cpus': expected a number 0..4096"},
