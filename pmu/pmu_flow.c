@@ -14,6 +14,7 @@
 #include "pmu/pebs_capture.h"
 #include "pmu/pmu.h"
 #include "pmu/pmu_selftest.h"
+#include "pmu/uncore_bw.h"
 
 /* Default counting sets: the events the documents name, so the dry-run checker can verify their
  * encodings. Nehalem/Westmere: [PAG] Tables 1 and 3 plus the fixed counters; 7 general events on 4
@@ -37,25 +38,18 @@
     "INSTRUCTION_RETIRED,UNHALTED_CORE_CYCLES,UNHALTED_REFERENCE_CYCLES,LLC_REFERENCES,LLC_MISSES,"         \
     "BRANCH_INSTRUCTIONS_RETIRED,MISPREDICTED_BRANCH_RETIRED"
 /* [NHM] Table 12 request/response pairs: demand data reads from local DRAM (4001H) and from the LLC
- * without snoop (0101H), demand RFOs answered HITM by another core (0402H). Westmere redefines
- * response bits 12 and 14 (libpfm4 wsm: LOCAL_DRAM_AND_REMOTE_CACHE_HIT, OTHER_LLC_MISS), so its
- * DRAM request names the Westmere bit. Nehalem has OFFCORE_RSP_0 only (three groups); Westmere moves
- * one request to OFFCORE_RSP_1 (event BBH). */
+ * without snoop (0101H), demand RFOs answered HITM by another core (0402H). Westmere renumbers the DRAM
+ * response bits, and not the same way on every part (libpfm4's tables, Intel's event files): Westmere-EP
+ * 06_2C (table wsm_dp) has bit 12 LOCAL_DRAM_AND_REMOTE_CACHE_HIT (1001H), Westmere 06_25 (table wsm) bit
+ * 13 LOCAL_DRAM (2001H); the DRAM request is named from the table in use. Nehalem has OFFCORE_RSP_0 only
+ * (three groups); Westmere moves one request to OFFCORE_RSP_1 (event BBH). */
 #define NHM_OFFCORE_EVENTS                                                                                 \
     "OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM,OFFCORE_RESPONSE_0:DMND_DATA_RD:UNCORE_HIT,"                \
     "OFFCORE_RESPONSE_0:DMND_RFO:OTHER_CORE_HITM"
-#define WSM_OFFCORE_EVENTS                                                                                 \
+#define WSM_DP_OFFCORE_EVENTS                                                                              \
     "OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM_AND_REMOTE_CACHE_HIT,OFFCORE_RESPONSE_0:DMND_DATA_RD:UNCORE_HIT," \
     "OFFCORE_RESPONSE_0:DMND_RFO:OTHER_CORE_HITM"
-/* [PAG] "Measuring Bandwidth From the Uncore", Tables 30/32/39, and the uncore fixed counter. */
-#define NHM_UNCORE_EVENTS                                                                                  \
-    "UNC_QMC_NORMAL_READS:ANY,UNC_QMC_WRITES:FULL_ANY,UNC_QHL_REQUESTS:LOCAL_READS,"                        \
-    "UNC_QHL_REQUESTS:LOCAL_WRITES,UNC_CLK_UNHALTED"
-/* [AMD] 4.2.2 memory bandwidth: CPU clocks, System_read 6CH/07H, System_write 6DH/01H, DRAM 0E0H/07H. */
-#define AMD10_BW_EVENTS                                                                                    \
-    "CPU_CLK_UNHALTED,SYSTEM_READ_RESPONSES:EXCLUSIVE:MODIFIED:SHARED,"                                    \
-    "QUADWORDS_WRITTEN_TO_SYSTEM:QUADWORD_WRITE_TRANSFER,DRAM_ACCESSES_PAGE:HIT:MISS:CONFLICT"
-
+#define WSM_OFFCORE_EVENTS NHM_OFFCORE_EVENTS /* 06_25: LOCAL_DRAM is the name again (bit 13 there) */
 #define COUNT_CHASE_BYTES KiB(64)
 #define COUNT_CHASE_LOADS (64ULL * 256)
 #define OFFCORE_CHASE_BYTES MiB(1)
@@ -141,128 +135,12 @@ static void counting_step(const char *what, const char *events, const char *sour
     json_kv_uint(j, "elapsed_tsc", ticks);
     pmu_counting_json(&pc, j, (double)(iters * CHASE_UNROLL));
     pmu_rec_end();
+    const char *said = pc.status == PMU_COUNTING_ERROR ? pc.err
+                       : pc.status == PMU_COUNTING_NONE  ? "no events (this model has no default set; config events=)"
+                                                         : pc.why;
     kprintf("PMU %s: %s (%u group(s))%s%s\n", what,
             pc.status == PMU_COUNTING_OK ? (pc.valid ? "measured" : "programmed, not measured") : "not run",
-            pc.ngroups, pc.status == PMU_COUNTING_ERROR ? ": " : pc.why ? ": " : "",
-            pc.status == PMU_COUNTING_ERROR ? pc.err : pc.why ? pc.why : "");
-}
-
-static uint64_t event_value(const struct pmu_counting *c, const char *prefix, bool *ok)
-{
-    size_t n = strlen(prefix);
-    for (unsigned i = 0; i < c->nev; i++) {
-        const char *name = c->ev[i].name;
-        const char *p = name;
-        for (; *p; p++)
-            if (p[0] == ':' && p[1] == ':') {
-                name = p + 2;
-                break;
-            }
-        if (!strncmp(name, prefix, n) && c->measured[i]) {
-            *ok = true;
-            return c->value[i];
-        }
-    }
-    *ok = false;
-    return 0;
-}
-
-/* Stream over a buffer past the L3: one read pass, one write pass (the uncore events count DRAM
- * traffic, [PAG] "Measuring Bandwidth From the Uncore"). */
-static NOINLINE uint64_t stream(uint64_t *p, size_t words)
-{
-    uint64_t s = 0;
-    for (size_t i = 0; i < words; i += 8)
-        s += ((volatile uint64_t *)p)[i];
-    for (size_t i = 0; i < words; i += 8)
-        ((volatile uint64_t *)p)[i] = s + i;
-    return s;
-}
-
-static void bandwidth_step(void)
-{
-    const char *why = NULL, *events = NULL, *what = "uncore_bandwidth";
-    enum pmu_feature gate = PMU_FEAT_UNCORE;
-    uint64_t phys = 0, ticks = 0;
-    bool amd = is_row(PMU.caps.model, "amd_fam10h");
-
-    if (PMU.caps.uncore == PMU_UNCORE_NHM)
-        events = NHM_UNCORE_EVENTS;
-    else if (amd) {
-        /* Family 10h northbridge events count on the core counters. */
-        events = AMD10_BW_EVENTS;
-        what = "dram_bandwidth";
-        gate = PMU_FEAT_COUNTING;
-    }
-    memset(&pc, 0, sizeof(pc));
-    if (!events) {
-        pc.status = PMU_COUNTING_UNAVAILABLE;
-        pmu_may_program(PMU_FEAT_UNCORE, &pc.why);
-        if (!pc.why)
-            pc.why = "no bandwidth events for this model";
-    } else if (!pmu_may_program(gate, &why)) {
-        pc.status = PMU_COUNTING_UNAVAILABLE;
-        pc.why = why;
-    } else if (pmu_counting_prepare(&pc, events, what) == PMU_COUNTING_OK) {
-        if (!K.pmm || pmm_alloc_tagged(K.pmm, BW_BYTES, 4096, -1, "pmu_flow_stream", &phys) != PMM_OK) {
-            pc.status = PMU_COUNTING_UNAVAILABLE;
-            pc.why = "cannot allocate the stream buffer";
-        } else {
-            stream((uint64_t *)(uintptr_t)phys, BW_BYTES / 8);
-            for (unsigned g = 0; g < pc.ngroups; g++) {
-                if (pmu_counting_begin(&pc, g) != 0)
-                    continue;
-                uint64_t t0 = rdtsc_ordered();
-                stream((uint64_t *)(uintptr_t)phys, BW_BYTES / 8);
-                ticks += rdtsc_ordered() - t0;
-                pmu_counting_end(&pc, g);
-            }
-            pmm_free(K.pmm, phys, BW_BYTES);
-        }
-    }
-    struct json *j = pmu_rec_begin("pmu_counting");
-    json_kv_str(j, "what", what);
-    json_kv_str(j, "bench", "stream");
-    json_kv_uint(j, "bytes", BW_BYTES);
-    json_kv_str(j, "events_source", "default");
-    json_kv_str(j, "per", "pass");
-    json_kv_uint(j, "elapsed_tsc", ticks);
-    pmu_counting_json(&pc, j, 1.0);
-    bool ok = pc.status == PMU_COUNTING_OK && pc.valid && ticks && K.time.tsc_hz;
-    double secs = ok ? (double)ticks / (double)K.time.tsc_hz / (double)(pc.ngroups ? pc.ngroups : 1) : 0;
-    bool r_ok = false, w_ok = false, d_ok = false;
-    uint64_t rd = 0, wr = 0, dram = 0;
-    if (ok && !amd) {
-        /* [PAG] Table 32 text: read bandwidth = 64 * UNC_IMC_NORMAL_READS * frequency / cycles. */
-        rd = 64 * event_value(&pc, "UNC_QMC_NORMAL_READS", &r_ok);
-        wr = 64 * event_value(&pc, "UNC_QMC_WRITES", &w_ok);
-    } else if (ok) {
-        /* [AMD] 4.2.2, family 10h: reads x 64 bytes, writes x 16 bytes, DRAM accesses x 64 bytes. */
-        rd = 64 * event_value(&pc, "SYSTEM_READ_RESPONSES", &r_ok);
-        wr = 16 * event_value(&pc, "QUADWORDS_WRITTEN_TO_SYSTEM", &w_ok);
-        dram = 64 * event_value(&pc, "DRAM_ACCESSES_PAGE", &d_ok);
-    }
-    if (r_ok && secs > 0)
-        json_kv_double(j, "read_bytes_per_s", (double)rd / secs);
-    else
-        json_kv_null(j, "read_bytes_per_s");
-    if (w_ok && secs > 0)
-        json_kv_double(j, "write_bytes_per_s", (double)wr / secs);
-    else
-        json_kv_null(j, "write_bytes_per_s");
-    if (amd) {
-        if (d_ok && secs > 0)
-            json_kv_double(j, "dram_bytes_per_s", (double)dram / secs);
-        else
-            json_kv_null(j, "dram_bytes_per_s");
-    }
-    json_kv_str(j, "bandwidth_method", amd ? "[AMD] 4.2.2 System_read x 64, System_write x 16, DRAM_accesses x 64"
-                                           : "[PAG] 64 x UNC_QMC_NORMAL_READS.ANY / 64 x UNC_QMC_WRITES.FULL_ANY");
-    pmu_rec_end();
-    kprintf("PMU %s: %s%s%s\n", what, ok ? "measured" : pc.status == PMU_COUNTING_OK ? "programmed, not measured"
-                                                                                     : "not run",
-            pc.why || pc.status == PMU_COUNTING_ERROR ? ": " : "",
-            pc.status == PMU_COUNTING_ERROR ? pc.err : pc.why ? pc.why : "");
+            pc.ngroups, said ? ": " : "", said ? said : "");
 }
 
 static void pebs_step(void)
@@ -319,10 +197,11 @@ void pmu_bench(void)
     const char *events = K.cfg.events[0] ? K.cfg.events : pmu_default_events();
     counting_step("counting", events, K.cfg.events[0] ? "config" : "default", COUNT_CHASE_BYTES, COUNT_CHASE_LOADS,
                   PMU_FEAT_COUNTING);
-    bool wsm = is_row(PMU.caps.model, "wsm") || is_row(PMU.caps.model, "wsm_ex");
-    counting_step("offcore", wsm ? WSM_OFFCORE_EVENTS : NHM_OFFCORE_EVENTS, "default", OFFCORE_CHASE_BYTES, OFFCORE_CHASE_LOADS,
-                  PMU_FEAT_OFFCORE);
-    bandwidth_step();
+    const char *table = PMU.ntables && PMU.tables[0] ? PMU.tables[0]->name : "";
+    counting_step("offcore", !strcmp(table, "wsm_dp") ? WSM_DP_OFFCORE_EVENTS : !strcmp(table, "wsm") ? WSM_OFFCORE_EVENTS
+                                                                                                       : NHM_OFFCORE_EVENTS,
+                  "default", OFFCORE_CHASE_BYTES, OFFCORE_CHASE_LOADS, PMU_FEAT_OFFCORE);
+    pmu_uncore_bandwidth(BW_BYTES); /* per socket: pmu/uncore_bw.h */
     pebs_step();
     lbr_step();
     msr_trace_flush();
