@@ -324,14 +324,6 @@ int core_clock_measure(struct core_clock *out, bool use_aperf)
 
 /* ---- output --------------------------------------------------------------------------------------------- */
 
-static void kv_ratio(struct json *j, const char *k, bool valid, double v)
-{
-    if (valid)
-        json_kv_double(j, k, v);
-    else
-        json_kv_null(j, k);
-}
-
 void core_clock_json(struct json *j, const struct core_clock *c)
 {
     const struct core_chain_ratio *add = &c->chain[CORE_CHAIN_ADD], *imul = &c->chain[CORE_CHAIN_IMUL];
@@ -339,17 +331,17 @@ void core_clock_json(struct json *j, const struct core_clock *c)
     json_kv_double(j, "ratio", c->ratio);
     json_kv_str(j, "method", c->method);
     json_kv_double(j, "spread", c->spread);
-    kv_ratio(j, "add", add->valid, add->ratio);
-    kv_ratio(j, "add_spread", add->valid, add->spread);
-    kv_ratio(j, "imul", imul->valid, imul->ratio);
-    kv_ratio(j, "imul_spread", imul->valid, imul->spread);
+    json_kv_double_or_null(j, "add", add->valid, add->ratio);
+    json_kv_double_or_null(j, "add_spread", add->valid, add->spread);
+    json_kv_double_or_null(j, "imul", imul->valid, imul->ratio);
+    json_kv_double_or_null(j, "imul_spread", imul->valid, imul->spread);
     json_kv_uint(j, "imul_latency", imul->latency);
     if (c->agree < 0)
         json_kv_null(j, "agree");
     else
         json_kv_bool(j, "agree", c->agree == 1);
     json_kv_str(j, "suspect", c->suspect); /* NULL writes null */
-    kv_ratio(j, "aperf", c->aperf_valid, c->aperf_ratio);
+    json_kv_double_or_null(j, "aperf", c->aperf_valid, c->aperf_ratio);
     json_kv_uint(j, "runs", add->n);
     json_kv_str(j, "note", c->note);
     json_obj_end(j);

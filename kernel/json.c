@@ -247,6 +247,13 @@ void json_kv_double(struct json *j, const char *k, double v) { json_key(j, k); j
 void json_kv_bool(struct json *j, const char *k, bool v) { json_key(j, k); json_bool(j, v); }
 void json_kv_hex(struct json *j, const char *k, uint64_t v) { json_key(j, k); json_hex(j, v); }
 void json_kv_null(struct json *j, const char *k) { json_key(j, k); json_null(j); }
+void json_kv_double_or_null(struct json *j, const char *k, bool valid, double v)
+{
+    if (valid)
+        json_kv_double(j, k, v);
+    else
+        json_kv_null(j, k);
+}
 void json_kv_raw(struct json *j, const char *k, const char *fragment)
 {
     json_key(j, k);

@@ -57,6 +57,8 @@ void json_kv_double(struct json *j, const char *k, double v);
 void json_kv_bool(struct json *j, const char *k, bool v);
 void json_kv_hex(struct json *j, const char *k, uint64_t v);
 void json_kv_null(struct json *j, const char *k);
+/* v when `valid`, else null: a measured value that may not exist. */
+void json_kv_double_or_null(struct json *j, const char *k, bool valid, double v);
 void json_kv_raw(struct json *j, const char *k, const char *fragment);
 
 #endif

@@ -169,14 +169,6 @@ static void kv_hz(struct json *j, const char *k, uint64_t hz)
         json_kv_null(j, k);
 }
 
-static void kv_ratio(struct json *j, const char *k, bool valid, double v)
-{
-    if (valid)
-        json_kv_double(j, k, v);
-    else
-        json_kv_null(j, k);
-}
-
 void time_json(struct json *j, const struct time_info *t)
 {
     const struct core_clock *c = &t->core;
@@ -192,9 +184,9 @@ void time_json(struct json *j, const struct time_info *t)
         json_kv_double(j, "tsc_spread_hpet", t->hpet.spread);
     else
         json_kv_null(j, "tsc_spread_hpet");
-    kv_ratio(j, "core_tsc_ratio_add", c->chain[CORE_CHAIN_ADD].valid, c->chain[CORE_CHAIN_ADD].ratio);
-    kv_ratio(j, "core_tsc_ratio_imul", c->chain[CORE_CHAIN_IMUL].valid, c->chain[CORE_CHAIN_IMUL].ratio);
-    kv_ratio(j, "core_tsc_ratio_aperf", c->aperf_valid, c->aperf_ratio);
+    json_kv_double_or_null(j, "core_tsc_ratio_add", c->chain[CORE_CHAIN_ADD].valid, c->chain[CORE_CHAIN_ADD].ratio);
+    json_kv_double_or_null(j, "core_tsc_ratio_imul", c->chain[CORE_CHAIN_IMUL].valid, c->chain[CORE_CHAIN_IMUL].ratio);
+    json_kv_double_or_null(j, "core_tsc_ratio_aperf", c->aperf_valid, c->aperf_ratio);
     json_kv_uint(j, "core_tsc_imul_latency", c->chain[CORE_CHAIN_IMUL].latency);
     if (c->agree < 0)
         json_kv_null(j, "core_tsc_agree");

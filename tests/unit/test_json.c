@@ -174,12 +174,14 @@ static void test_nesting_and_commas(void **state)
     json_kv_uint(&j, "h", UINT64_MAX);
     json_kv_double(&j, "i", 0.1);
     json_kv_raw(&j, "k", "[1,2]");
+    json_kv_double_or_null(&j, "l", true, 2.5);
+    json_kv_double_or_null(&j, "m", false, 2.5);
     json_obj_end(&j);
     assert_false(j.overflow);
     assert_int_equal(j.depth, 0);
     assert_string_equal(buf, "{\"a\":1,\"b\":\"x\",\"c\":[1,2,{\"d\":null},[],{}],\"e\":true,"
                              "\"f\":false,\"g\":\"0x1a2b\",\"h\":18446744073709551615,\"i\":0.1,"
-                             "\"k\":[1,2]}");
+                             "\"k\":[1,2],\"l\":2.5,\"m\":null}");
     assert_int_equal(j.len, strlen(buf));
     assert_int_equal(j.want, strlen(buf));
     assert_true(valid_json(buf));
