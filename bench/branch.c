@@ -386,7 +386,6 @@ static double measure_penalty(const char **method_out)
     rec_point("cond_predictable", 1, -1, -1, &rp, 1, rate_p, rate_method, &ev_p);
     rec_point("cond_random", -1, -1, -1, &rr, 1, rate_r, rate_method, &ev_r);
 
-    struct json *j = plat_rec_begin("penalty");
     double dt = rr.tsc.median - rp.tsc.median;
     double frac = rate_r - rate_p;
     /* The figure: (random - predictable) cycles per branch over the mispredict difference. */
@@ -399,10 +398,11 @@ static double measure_penalty(const char **method_out)
     d.median = penalty;
     struct verdict v;
     pm_penalty_verdict(&v, &d, rr.converged && rp.converged, meas_ci_target(plat_config()->quick));
-    pm_penalty_json(j, CA_P_BRANCH, &d, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""), &v, method,
-                    "PAG 'Branch mispredictions, Wasted Work, Misprediction Penalties'; mispredicts: PAG Table 18 "
-                    "BR_MISP_EXEC.COND (89H/01H), AMD BPM 4.5.1 (C3H); docs/pmu.md 'Events per benchmark and model'",
-                    rr.cycles_method);
+    struct json *j = pm_penalty_begin(
+        CA_P_BRANCH, &d, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""), &v, method,
+        "PAG 'Branch mispredictions, Wasted Work, Misprediction Penalties'; mispredicts: PAG Table 18 "
+        "BR_MISP_EXEC.COND (89H/01H), AMD BPM 4.5.1 (C3H); docs/pmu.md 'Events per benchmark and model'",
+        rr.cycles_method);
     event_json(j, &ev_r);
     json_kv_double(j, "cycles_random", rr.cycles);
     json_kv_double(j, "cycles_predictable", rp.cycles);

@@ -131,9 +131,10 @@ void pm_penalty_verdict(struct verdict *v, const struct stats *c, bool converged
                        c->median, c->ci_lo, c->ci_hi);
 }
 
-void pm_penalty_json(struct json *j, const char *name, const struct stats *cycles, double ns, const struct verdict *v,
-                     const char *method, const char *reference, const char *cycles_method)
+struct json *pm_penalty_begin(const char *name, const struct stats *cycles, double ns, const struct verdict *v,
+                              const char *method, const char *reference, const char *cycles_method)
 {
+    struct json *j = plat_rec_begin("penalty");
     char fig[LEDGER_NAME_MAX];
     fmt_snprintf(fig, sizeof(fig), "penalty/%s", name);
     json_kv_str(j, "name", name);
@@ -142,6 +143,7 @@ void pm_penalty_json(struct json *j, const char *name, const struct stats *cycle
     json_kv_str(j, "method", method);
     json_kv_str(j, "reference", reference);
     json_kv_str(j, "cycles_method", cycles_method);
+    return j;
 }
 
 void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out)
@@ -347,8 +349,7 @@ static struct json *emit(const char *name, const struct stats *cyc, double ns, c
     pm_penalty_verdict(&v, cyc, r ? r->converged : false, meas_ci_target(plat_config()->quick));
     if (suspect)
         verdict_worsen(&v, QUALITY_SUSPECT, "%s", suspect);
-    struct json *j = plat_rec_begin("penalty");
-    pm_penalty_json(j, name, cyc, ns, &v, method, reference, r ? r->cycles_method : NULL);
+    struct json *j = pm_penalty_begin(name, cyc, ns, &v, method, reference, r ? r->cycles_method : NULL);
     if (r)
         json_kv_double(j, "core_tsc_ratio", r->ratio);
     if (n_rows < PEN_MAX)

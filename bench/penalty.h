@@ -63,10 +63,12 @@ double pm_penalty(double cycles_a, double cycles_b, double events_a, double even
  * sqrt((a cv_a)^2 + (b cv_b)^2) / |a - b| (inf when a == b). */
 double pm_diff_cv(double a, double cv_a, double b, double cv_b);
 
-/* Writes a `penalty` record's common keys: name, the figure in core cycles through the statistics emitter
- * (measure/stats_json.h), its median in ns, method, reference, cycles_method. */
-void pm_penalty_json(struct json *j, const char *name, const struct stats *cycles, double ns, const struct verdict *v,
-                     const char *method, const char *reference, const char *cycles_method);
+/* The one writer of measured `penalty` records (the branch benchmark's `branch_mispredict` included): begins
+ * the record and writes its common keys: name, the figure in core cycles through the statistics emitter
+ * (measure/stats_json.h), its median in ns, method, reference, cycles_method. The caller adds its own keys
+ * and ends the record (plat_rec_end). */
+struct json *pm_penalty_begin(const char *name, const struct stats *cycles, double ns, const struct verdict *v,
+                              const char *method, const char *reference, const char *cycles_method);
 /* A penalty's verdict: ok / noisy from its CI (verdict_from_stats), suspect when it is not positive or when
  * its 95 % CI reaches down to zero (smaller than its own uncertainty). Cycle accounting never uses a
  * suspect penalty. */
