@@ -175,6 +175,9 @@ def cmd_parse(a):
     else:
         print("run: %d records, status %s, crc32 %s (verified), starting at line %d"
               % (len(run.records), run.status, run.crc32, run.first_line))
+        if run.incomplete_boots:
+            print("earlier incomplete boots: %d (run records without an end record before the next run)"
+                  % run.incomplete_boots)
         for t, n in run.types().items():
             print("  %-24s %d" % (t, n))
     return EXIT_OK
@@ -241,19 +244,29 @@ def cmd_nightly(a):
         results = nightly.compare(conn, run_id, a.baseline, a.k)
         if created:
             db.save_comparisons(conn, run_id, results)
+        blockers = db.baseline_blockers(conn, run_id)
+        skipped = db.skipped_baseline_runs(conn, run_id, a.baseline)
     finally:
         conn.close()
     ident = db.identity(run, accel)
     print("nightly: run %d %s (crc32 %s, status %s, machine %s)"
           % (run_id, "ingested" if created else "already in the database", run.crc32, run.status,
              db.identity_key(ident)))
+    if run.incomplete_boots:
+        print("nightly: incomplete_boots %d: the log holds earlier boots that did not complete" % run.incomplete_boots)
     base_n = max((r.baseline_runs for r in results), default=0)
     print("nightly: baseline = median of up to %d earlier good runs (%d found)" % (a.baseline, base_n))
+    if skipped:
+        print("nightly: not a baseline: run(s) %s (smp_timeout or crash records)" % ", ".join(map(str, skipped)))
+    why_not = nightly.not_a_baseline_reason(run.status, blockers)
+    if why_not:
+        print("nightly: this run will never be a baseline: %s" % why_not)
     for line in nightly.summary_lines(results):
         print(line)
     if a.junit:
         with open(a.junit, "wb") as f:
-            f.write(nightly.junit(results, run.status, ident, run.crc32))
+            f.write(nightly.junit(results, run.status, ident, run.crc32, incomplete_boots=run.incomplete_boots,
+                                  not_a_baseline=why_not, skipped_baselines=skipped))
     bad = [r for r in results if r.verdict == "regressed"]
     if run.status != "ok":
         err("run ended with status %s" % run.status)

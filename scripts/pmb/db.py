@@ -62,8 +62,14 @@ MIGRATIONS = [
         PRIMARY KEY (run_id, name)
     );
     """,
+    # 1 -> 2: branch figures renamed (docs/host-tools.md, "History database", "Version 2"), and the
+    # count of earlier incomplete boots in the log a run came from.
+    lambda conn: _migrate_1_to_2(conn),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+# Record types that keep a run from ever being a baseline: a CPU that did not finish a job, a crash.
+NOT_A_BASELINE = ("smp_timeout", "crash")
 DEFAULT_DB = os.path.join("results", "history.sqlite")
 
 
@@ -105,8 +111,11 @@ def migrate(conn):
     try:
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
         for i in range(v, SCHEMA_VERSION):
-            for stmt in _statements(MIGRATIONS[i]):
-                conn.execute(stmt)
+            if callable(MIGRATIONS[i]):
+                MIGRATIONS[i](conn)
+            else:
+                for stmt in _statements(MIGRATIONS[i]):
+                    conn.execute(stmt)
         conn.execute("DELETE FROM schema_version")
         conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
         conn.execute("COMMIT")
@@ -119,6 +128,37 @@ def _statements(script):
     # sqlite3.executescript would COMMIT on its own; split so the migration stays one transaction.
     lines = [l.split("--", 1)[0] for l in script.splitlines()]
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+class _StoredRun:
+    """The records of a stored run, as figures.extract reads them."""
+
+    def __init__(self, records):
+        self.records = records
+
+
+def _migrate_1_to_2(conn):
+    """Version 1 named branch figures branch/<test>/<period>/cycles_per_branch: the indirect and
+    return-stack tests have period null, so all their points got one name (the last point's value
+    won) and the points were never compared. Re-derive every branch figure from the stored record
+    lines under the new names (branch/<test>/<period>/<targets>/<depth>/cycles_per_branch), and
+    drop the comparisons stored under the old names (they compared merged points). Add
+    runs.incomplete_boots (NULL for runs ingested before: the earlier boots were not stored)."""
+    conn.execute("ALTER TABLE runs ADD COLUMN incomplete_boots INTEGER")
+    conn.execute("DELETE FROM figures WHERE name LIKE 'branch/%'")
+    conn.execute("DELETE FROM comparisons WHERE name LIKE 'branch/%'")
+    by_run = {}
+    for run_id, line in conn.execute("SELECT run_id, line FROM records WHERE type = 'branch' ORDER BY run_id, seq"):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            by_run.setdefault(run_id, []).append(rec)
+    for run_id, recs in by_run.items():
+        figs = figmod.extract(_StoredRun(recs)).values()
+        conn.executemany("INSERT INTO figures (run_id, name, value, unit, cv, better) VALUES (?,?,?,?,?,?)",
+                         [(run_id, f.name, f.value, f.unit, f.spread, f.better) for f in figs])
 
 
 # ---- identity --------------------------------------------------------------------------------
@@ -171,11 +211,12 @@ def ingest(conn, run, accel="unknown", source=None):
                 (key,) + tuple(_sqlval(ident[k]) for k in IDENTITY_KEYS) + (_now(),)).lastrowid
         r = run.run
         rid = conn.execute(
-            "INSERT INTO runs (machine_id, crc32, records, status, version, tsc_hz, config, source, ingested_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO runs (machine_id, crc32, records, status, version, tsc_hz, config, source, ingested_at,"
+            " incomplete_boots) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (mid, run.crc32, len(run.records), str(run.status), _sqlval(r.get("version")),
              r.get("tsc_hz") if isinstance(r.get("tsc_hz"), (int, float)) else None,
-             json.dumps(r.get("config"), sort_keys=True), source, _now())).lastrowid
+             json.dumps(r.get("config"), sort_keys=True), source, _now(),
+             int(getattr(run, "incomplete_boots", 0) or 0))).lastrowid
         types = [rec.get("type") for rec in run.records] + ["end"]
         conn.executemany("INSERT INTO records (run_id, seq, type, line) VALUES (?,?,?,?)",
                          [(rid, i, t, line) for i, (t, line) in enumerate(zip(types, run.lines))])
@@ -215,12 +256,36 @@ def run_row(conn, run_id):
     return conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
 
 
+_NOT_A_BASELINE_SQL = ("EXISTS (SELECT 1 FROM records x WHERE x.run_id = runs.id AND x.type IN (%s))"
+                       % ",".join("'%s'" % t for t in NOT_A_BASELINE))
+
+
 def baseline_runs(conn, run_id, n):
-    """Ids of the last n good (status ok) runs of run_id's machine ingested before it."""
+    """Ids of the last n good runs of run_id's machine ingested before it: status ok and no
+    smp_timeout or crash record (a CPU that timed out or crashed makes every figure suspect)."""
     row = run_row(conn, run_id)
     return [r[0] for r in conn.execute(
-        "SELECT id FROM runs WHERE machine_id = ? AND id < ? AND status = 'ok' ORDER BY id DESC LIMIT ?",
-        (row["machine_id"], run_id, n))]
+        "SELECT id FROM runs WHERE machine_id = ? AND id < ? AND status = 'ok' AND NOT %s ORDER BY id DESC LIMIT ?"
+        % _NOT_A_BASELINE_SQL, (row["machine_id"], run_id, n))]
+
+
+def skipped_baseline_runs(conn, run_id, n):
+    """Ids of status-ok runs of run_id's machine, among the last ones before it that baseline_runs
+    looked at, left out for their smp_timeout or crash records (newest first)."""
+    row = run_row(conn, run_id)
+    base = baseline_runs(conn, run_id, n)
+    oldest = min(base) if len(base) == n else 0
+    return [r[0] for r in conn.execute(
+        "SELECT id FROM runs WHERE machine_id = ? AND id < ? AND id > ? AND status = 'ok' AND %s ORDER BY id DESC"
+        % _NOT_A_BASELINE_SQL, (row["machine_id"], run_id, oldest))]
+
+
+def baseline_blockers(conn, run_id):
+    """{record type: count} of the records that keep run_id from being a baseline (empty: none)."""
+    q = ",".join("?" * len(NOT_A_BASELINE))
+    return {t: c for t, c in conn.execute(
+        "SELECT type, COUNT(*) FROM records WHERE run_id = ? AND type IN (%s) GROUP BY type ORDER BY type" % q,
+        (run_id,) + NOT_A_BASELINE)}
 
 
 def figures_of(conn, run_id):

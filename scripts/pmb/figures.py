@@ -10,7 +10,9 @@ spread() and part() are the only places that know both: everything else in pmb r
 
 A figure name is '/'-separated, group first: data_source/L3_unshared/cycles,
 latency_sweep/random/4096/ns, bandwidth/read/avx2/1048576/t4/n0-0/bytes_per_s, ...
-The names did not change with the key convention, so a history database mixes old and new runs.
+A name is the same for a record written with either key convention (a legacy record gives the
+name a new one would), so a history database mixes old and new runs. Names must be unique per
+measured point: two records that give one name collapse into one figure (the later wins).
 better: "lower" or "higher" says which direction is an improvement.
 """
 
@@ -128,6 +130,25 @@ def _add_fig(out, name, rec, unit, fig_unit=None, better="lower"):
     _add(out, name, value(rec, unit), fig_unit or unit, spread(rec), better)
 
 
+def _int_or_na(v):
+    """A branch point's period / targets / depth as the image writes it in the figure name: the
+    integer, or -1 where the test has none (null or absent)."""
+    return int(v) if _num(v) and v == int(v) else -1
+
+
+def branch_figure(rec):
+    """The name of a branch point: branch/<test>/<period>/<targets>/<depth>, -1 where not applicable
+    (bench/branch.c rec_point). Each test, period, target count and return depth is its own figure:
+    the indirect and return-stack tests have period null, so a name by period alone merged their
+    points. The record's own "figure" is taken where it has one; a log written before records named
+    their figures gets the same name from test, period, targets and depth."""
+    f = rec.get("figure")
+    if isinstance(f, str) and f.startswith("branch/") and f.count("/") == 4:
+        return f
+    return "branch/%s/%d/%d/%d" % (rec.get("test"), _int_or_na(rec.get("period")),
+                                   _int_or_na(rec.get("targets")), _int_or_na(rec.get("depth")))
+
+
 def extract(run):
     """dict name -> Figure for every comparable number in the run (later duplicates win)."""
     out = {}
@@ -166,8 +187,7 @@ def extract(run):
         elif t == "cache_inferred":
             _add_fig(out, "cache_inferred/L%s/ns" % r.get("level"), r, "ns")
         elif t == "branch":
-            base = "branch/%s/%s" % (r.get("test"), r.get("period"))
-            _add_fig(out, base + "/cycles_per_branch", r, "cycles")
+            _add_fig(out, branch_figure(r) + "/cycles_per_branch", r, "cycles")
         elif t == "cycle_accounting":
             _add(out, "cycle_accounting/%s/total_cycles" % r.get("bench"), r.get("total_cycles"), "cycles")
         elif t == "pebs_latency":

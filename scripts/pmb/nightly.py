@@ -1,5 +1,6 @@
 """Nightly regression check: ingest a verified run, compare every figure with a baseline (median of
-the last N good runs of the same machine identity) and write JUnit XML.
+the last N good runs of the same machine identity: status ok and no smp_timeout or crash record,
+db.baseline_runs) and write JUnit XML.
 
 Tolerance (docs/host-tools.md, "Tolerance formula"), for a figure with baseline median B, where a
 run's spread is the figure's within-run relative spread (the record's "spread", a fraction; legacy
@@ -91,14 +92,33 @@ def _g(v):
     return "%.6g" % v if isinstance(v, float) else str(v)
 
 
-def junit(results, run_status, ident, crc, log_error=None, suite="pmubench.nightly"):
-    """JUnit XML (bytes): one testcase per figure; regressions are failures, new/missing skipped."""
+def not_a_baseline_reason(run_status, blockers):
+    """Why a run is never a baseline (db.baseline_runs), or None when it can be one."""
+    why = []
+    if run_status != "ok":
+        why.append("status %s" % run_status)
+    why += ["%d %s record%s" % (n, t, "" if n == 1 else "s") for t, n in sorted((blockers or {}).items())]
+    return ", ".join(why) or None
+
+
+def junit(results, run_status, ident, crc, log_error=None, suite="pmubench.nightly", incomplete_boots=0,
+          not_a_baseline=None, skipped_baselines=()):
+    """JUnit XML (bytes): one testcase per figure; regressions are failures, new/missing skipped.
+    Properties say how many earlier boots in the log did not complete (run.incomplete_boots), whether
+    this run can be a baseline (run.baseline: yes, or why not) and which earlier runs the baseline
+    left out for smp_timeout/crash records (baseline.skipped_runs)."""
     ts = ET.Element("testsuite", name=suite)
     props = ET.SubElement(ts, "properties")
     for k_, v in (ident or {}).items():
         ET.SubElement(props, "property", name="machine." + k_, value=str(v))
     if crc:
         ET.SubElement(props, "property", name="run.crc32", value=crc)
+    if log_error is None:
+        ET.SubElement(props, "property", name="run.incomplete_boots", value=str(int(incomplete_boots or 0)))
+        ET.SubElement(props, "property", name="run.baseline",
+                      value="no: %s" % not_a_baseline if not_a_baseline else "yes")
+        ET.SubElement(props, "property", name="baseline.skipped_runs",
+                      value=",".join(str(i) for i in skipped_baselines))
     tests = failures = skipped = 0
 
     def case(classname, name):
@@ -115,6 +135,16 @@ def junit(results, run_status, ident, crc, log_error=None, suite="pmubench.night
         if run_status != "ok":
             ET.SubElement(c, "failure", message="run ended with status %s" % run_status, type="RunStatus")
             failures += 1
+        notes = []
+        if incomplete_boots:
+            notes.append("%d earlier boot(s) in the log did not complete" % incomplete_boots)
+        if not_a_baseline:
+            notes.append("never a baseline: %s" % not_a_baseline)
+        if skipped_baselines:
+            notes.append("baseline left out run(s) %s (smp_timeout or crash records)"
+                         % ", ".join(str(i) for i in skipped_baselines))
+        if notes:
+            ET.SubElement(c, "system-out").text = "; ".join(notes)
     for r in results:
         c = case("pmubench." + r.name.split("/", 1)[0], r.name)
         if r.verdict == "regressed":

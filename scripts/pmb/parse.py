@@ -50,12 +50,15 @@ class Run:
     truncated boot). first_line: 1-based line of the run record in the source text.
     """
 
-    def __init__(self, records, lines, end, first_line=0, warnings=None):
+    def __init__(self, records, lines, end, first_line=0, warnings=None, incomplete_boots=0):
         self.records = records
         self.lines = lines
         self.end = end
         self.first_line = first_line
         self.warnings = list(warnings or [])
+        # Earlier boots in the same log that did not complete: a run record not followed by its end
+        # record before the next run record (a triple fault resets the machine and it boots again).
+        self.incomplete_boots = incomplete_boots
 
     @property
     def run(self):
@@ -223,13 +226,18 @@ def parse_log(text):
         raise LogError("corrupt end record at line %d: status %r is not one of %s"
                        % (seg.end_lineno, status, "/".join(END_STATUSES)), seg.end_lineno)
     warnings = []
+    earlier = [(e, segs[i + 1]) for i, e in enumerate(segs[:idx]) if e.end is None]
+    for e, nxt in earlier:
+        warnings.append("an earlier boot did not complete: run starting at line %d has %d records and no end "
+                        "record before the next run record at line %d (a reset or crash mid-run?)"
+                        % (e.first_line, len(e.records), nxt.first_line))
     if seg.trailing:
         warnings.append("%d record line(s) after the end record at line %d ignored"
                         % (seg.trailing, seg.end_lineno))
     for later in segs[idx + 1:]:
         warnings.append("ignored a later incomplete run starting at line %d (%d records, no end record)"
                         % (later.first_line, len(later.records)))
-    return Run(seg.records, seg.lines + [seg.end_line], seg.end, seg.first_line, warnings)
+    return Run(seg.records, seg.lines + [seg.end_line], seg.end, seg.first_line, warnings, len(earlier))
 
 
 def read_log(path):

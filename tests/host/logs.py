@@ -305,6 +305,34 @@ def full_run(scale=1.0, seed=1, jitter=0.01, cpus=4, numa=2, brand=None, status_
     return recs
 
 
+def branch_sweep(scale=1.0, seed=1, jitter=0.01, keys="new", slow=None):
+    """The branch benchmark's points as the image writes them (bench/branch.c rec_point): period null
+    for cond_random, indirect_random and return_stack; targets on the indirect tests, depth on the
+    return-stack test; each record names its figure branch/<test>/<period>/<targets>/<depth> with -1
+    where not applicable. slow: {(test, period, targets, depth): factor} makes those points slower.
+    25 points; with period null, the 7 indirect_random and 5 return_stack points shared a name per test."""
+    rnd = random.Random(seed * 7919)
+    pts = [("cond_predictable", 1, None, None), ("cond_random", None, None, None)]
+    pts += [("pattern", p, None, None) for p in (1, 8, 128, 2048)]
+    for t in (1, 2, 4, 8, 16, 32, 64):
+        pts += [("indirect_random", None, t, None), ("indirect_cyclic", t, t, None)]
+    pts += [("return_stack", None, None, d) for d in (1, 2, 4, 8, 16)]
+    recs = []
+    for i, (test, period, targets, depth) in enumerate(pts):
+        c = (20 + 7 * i) * scale * (1 + rnd.uniform(-jitter, jitter))
+        c *= (slow or {}).get((test, period, targets, depth), 1.0)
+        r = {"type": "branch", "test": test, "period": period}
+        if targets is not None:
+            r["targets"] = targets
+        if depth is not None:
+            r["depth"] = depth
+        na = lambda v: -1 if v is None else v   # noqa: E731
+        r["figure"] = "branch/%s/%d/%d/%d" % (test, na(period), na(targets), na(depth))
+        r.update(stats("cycles", round(c, 3), 0.02, 5), ns=round(c / 2.933, 3), mispredict_rate=0.5, method="x")
+        recs.append(legacy(r) if keys == "legacy" else r)
+    return recs
+
+
 def minimal_run(seed=1):
     return [run_record(seed=seed), {"type": "cpu", "apic_id": 0}]
 

@@ -180,7 +180,7 @@ def test_legacy_baseline_and_new_run_compare_under_the_same_names(tmp_path):
     assert all(r.baseline_runs == 4 for r in res)
     worse, _ = db.ingest(c, parse_log(logs.full_log(seed=6, scale=1.5, keys="new")), "tcg")
     bad = {r.name for r in nightly.compare(c, worse, n=5) if r.verdict == "regressed"}
-    assert {"data_source/L3_unshared/cycles", "c2c/0-1/hitm_ns", "branch/random/2/cycles_per_branch",
+    assert {"data_source/L3_unshared/cycles", "c2c/0-1/hitm_ns", "branch/random/2/-1/-1/cycles_per_branch",
             "penalty/branch_mispredict/cycles", "bandwidth/read/sse2/67108864/t1/n0-0/bytes_per_s"} <= bad
 
 
@@ -271,3 +271,150 @@ def test_history_default_figures_and_errors(history, capsys):
     assert len([l for l in out.splitlines() if l.startswith("| ") and l[2].isdigit()]) == 2
     assert cli.main(["history", "--db", dbp, "--figure", "no_such_figure"]) == 1
     assert cli.main(["history", "--db", str(tmp / "missing.sqlite")]) == 1
+
+
+# ---- branch figures: one per test, period, target count and depth ---------------------------------
+
+def branch_log(path, seed, keys="new", slow=None, status="ok", extra=()):
+    recs = logs.full_run(seed=seed, keys=keys) + logs.branch_sweep(seed=seed, keys=keys, slow=slow) + list(extra)
+    path.write_text(logs.serial(logs.run_lines(recs, status)))
+    return str(path)
+
+
+def test_branch_points_are_distinct_figures_in_either_convention(tmp_path):
+    new = parse_log(open(branch_log(tmp_path / "n.log", 1)).read())
+    old = parse_log(open(branch_log(tmp_path / "o.log", 1, keys="legacy")).read())
+    pts = [r for r in new.by_type("branch") if r.get("figure", "").count("/") == 4]
+    assert len(pts) == 26   # the sweep and the synthetic run's branch/random/2
+    fn = {n: f.value for n, f in figures.extract(new).items() if n.startswith("branch/")}
+    fo = {n: f.value for n, f in figures.extract(old).items() if n.startswith("branch/")}
+    # every point of the sweep its own figure (plus the synthetic run's branch/random/2 point), named as
+    # the record names it, and a legacy log without "figure" gives the same names and values
+    assert {r["figure"] + "/cycles_per_branch" for r in pts} <= set(fn)
+    assert len(fn) == 26 and fn == fo
+    assert "branch/indirect_random/-1/4/-1/cycles_per_branch" in fn
+    assert "branch/indirect_cyclic/4/4/-1/cycles_per_branch" in fn
+    assert "branch/return_stack/-1/-1/8/cycles_per_branch" in fn
+    assert "branch/cond_random/-1/-1/-1/cycles_per_branch" in fn
+
+
+def test_nightly_compares_every_indirect_and_return_stack_point(tmp_path, capsys):
+    dbp = str(tmp_path / "h.sqlite")
+    for s in range(1, 5):
+        assert cli.main(["nightly", branch_log(tmp_path / ("b%d.log" % s), s), "--db", dbp, "--accel", "tcg"]) == 0
+    # one indirect point and one return-stack depth get 50% slower: exactly those two regress
+    slow = {("indirect_random", None, 16, None): 1.5, ("return_stack", None, None, 4): 1.5}
+    assert cli.main(["nightly", branch_log(tmp_path / "w.log", 5, slow=slow), "--db", dbp, "--accel", "tcg"]) == 1
+    out = capsys.readouterr().out
+    c = db.connect(dbp)
+    rows = {r["name"]: r for r in c.execute("SELECT * FROM comparisons WHERE run_id = 5 AND name LIKE 'branch/%'")}
+    assert len(rows) == 26
+    assert all(r["baseline_runs"] == 4 for r in rows.values()), [n for n, r in rows.items() if r["baseline_runs"] != 4]
+    bad = {n for n, r in rows.items() if r["verdict"] == "regressed"}
+    assert bad == {"branch/indirect_random/-1/16/-1/cycles_per_branch", "branch/return_stack/-1/-1/4/cycles_per_branch"}
+    assert {r["verdict"] for n, r in rows.items() if n not in bad} == {"ok"}
+    assert "REGRESSED branch/indirect_random/-1/16/-1/cycles_per_branch" in out
+
+
+def _v1_database(path, logs_text):
+    """A version 1 database as the tool before the migration wrote it: branch figures named
+    branch/<test>/<period>/cycles_per_branch (period null -> "None"; later points overwrote earlier)."""
+    c = sqlite3.connect(path, isolation_level=None)
+    c.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    for stmt in db._statements(db.MIGRATIONS[0]):
+        c.execute(stmt)
+    c.execute("INSERT INTO schema_version VALUES (1)")
+    c.execute("INSERT INTO machines (id, identity, first_seen) VALUES (1, 'm', 'now')")
+    for rid, text in enumerate(logs_text, 1):
+        run = parse_log(text)
+        c.execute("INSERT INTO runs (id, machine_id, crc32, records, status, ingested_at) VALUES (?,1,?,?,?,'now')",
+                  (rid, run.crc32, len(run.records), run.status))
+        types = [r["type"] for r in run.records] + ["end"]
+        c.executemany("INSERT INTO records VALUES (?,?,?,?)",
+                      [(rid, i, t, line) for i, (t, line) in enumerate(zip(types, run.lines))])
+        figs = {n: f for n, f in figures.extract(run).items() if not n.startswith("branch/")}
+        for r in run.by_type("branch"):
+            n = "branch/%s/%s/cycles_per_branch" % (r.get("test"), r.get("period"))
+            figs[n] = figures.Figure(n, figures.value(r, "cycles"), "cycles", figures.spread(r))
+        c.executemany("INSERT INTO figures VALUES (?,?,?,?,?,?)",
+                      [(rid, f.name, f.value, f.unit, f.spread, f.better) for f in figs.values()])
+        c.execute("INSERT INTO comparisons VALUES (?, 'branch/indirect_random/None/cycles_per_branch', 1, 1, 1, 1, 'ok')",
+                  (rid,))
+    c.close()
+
+
+def test_migration_1_to_2_renames_branch_figures_from_the_stored_records(tmp_path):
+    dbp = str(tmp_path / "v1.sqlite")
+    texts = [logs.serial(logs.run_lines(logs.full_run(seed=s, keys="legacy") + logs.branch_sweep(seed=s, keys="legacy")))
+             for s in (1, 2, 3)]
+    _v1_database(dbp, texts)
+    c = sqlite3.connect(dbp)
+    old = {r[0] for r in c.execute("SELECT name FROM figures WHERE run_id = 1 AND name LIKE 'branch/%'")}
+    assert "branch/indirect_random/None/cycles_per_branch" in old and len(old) == 16   # 26 points, 12 of them in 2 names
+    c.close()
+    c = db.connect(dbp)
+    assert db.version(c) == db.SCHEMA_VERSION == 2
+    for rid, text in enumerate(texts, 1):
+        want = {n: f.value for n, f in figures.extract(parse_log(text)).items() if n.startswith("branch/")}
+        got = {r["name"]: r["value"] for r in c.execute(
+            "SELECT name, value FROM figures WHERE run_id = ? AND name LIKE 'branch/%'", (rid,))}
+        assert got == want and len(got) == 26
+        assert c.execute("SELECT incomplete_boots FROM runs WHERE id = ?", (rid,)).fetchone()[0] is None
+    # other figures untouched; comparisons under the old names dropped
+    assert c.execute("SELECT COUNT(*) FROM figures WHERE name LIKE 'data_source/%' AND run_id = 1").fetchone()[0] > 0
+    assert c.execute("SELECT COUNT(*) FROM comparisons").fetchone()[0] == 0
+    # the migrated runs are the baseline of a new run under the new names
+    c.execute("UPDATE machines SET identity = ?", (db.identity_key(db.identity(parse_log(texts[0]), "tcg")),))
+    rid, _ = db.ingest(c, parse_log(logs.serial(logs.run_lines(logs.full_run(seed=4) + logs.branch_sweep(seed=4)))),
+                       "tcg")
+    res = {r.name: r for r in nightly.compare(c, rid) if r.name.startswith("branch/")}
+    assert len(res) == 26 and {r.verdict for r in res.values()} == {"ok"}
+    assert {r.baseline_runs for r in res.values()} == {3}
+
+
+# ---- runs with smp_timeout or crash records are never a baseline ------------------------------------
+
+def test_run_with_smp_timeout_or_crash_record_is_never_a_baseline(tmp_path, capsys):
+    dbp = str(tmp_path / "h.sqlite")
+    jx = tmp_path / "j.xml"
+    timeout = {"type": "smp_timeout", "cpu": 2, "apic_id": 2, "timeout_us": 1000000, "action": "skipped"}
+    crash = {"type": "crash", "kind": "exception", "cpu": 1, "vector": 13, "name": "#GP", "message": "x"}
+    assert cli.main(["nightly", branch_log(tmp_path / "a.log", 1), "--db", dbp, "--accel", "tcg"]) == 0
+    # status ok, but a CPU timed out: it passes (nothing regressed) yet says it will never be a baseline
+    assert cli.main(["nightly", branch_log(tmp_path / "t.log", 2, extra=[timeout]), "--db", dbp, "--accel", "tcg",
+                     "--junit", str(jx)]) == 0
+    out = capsys.readouterr().out
+    assert "this run will never be a baseline: 1 smp_timeout record" in out
+    props = {p.get("name"): p.get("value") for p in ET.parse(jx).getroot().iter("property")}
+    assert props["run.baseline"] == "no: 1 smp_timeout record"
+    # a crash record in a run whose end status still says ok (e.g. on an AP, caught and reported)
+    assert cli.main(["nightly", branch_log(tmp_path / "c.log", 3, extra=[crash]), "--db", dbp, "--accel", "tcg"]) == 0
+    capsys.readouterr()
+    assert cli.main(["nightly", branch_log(tmp_path / "n.log", 4), "--db", dbp, "--accel", "tcg", "--junit",
+                     str(jx)]) == 0
+    out = capsys.readouterr().out
+    c = db.connect(dbp)
+    assert db.baseline_runs(c, 4, 5) == [1]
+    assert db.skipped_baseline_runs(c, 4, 5) == [3, 2]
+    assert "(1 found)" in out and "not a baseline: run(s) 3, 2 (smp_timeout or crash records)" in out
+    props = {p.get("name"): p.get("value") for p in ET.parse(jx).getroot().iter("property")}
+    assert props["run.baseline"] == "yes" and props["baseline.skipped_runs"] == "3,2"
+    assert {r["baseline_runs"] for r in c.execute("SELECT baseline_runs FROM comparisons WHERE run_id = 4")} == {1}
+
+
+# ---- earlier incomplete boots in the log ---------------------------------------------------------------
+
+def test_nightly_records_incomplete_boots(tmp_path, capsys):
+    dbp = str(tmp_path / "h.sqlite")
+    jx = tmp_path / "j.xml"
+    first = logs.run_lines(logs.full_run(seed=1))[:40]          # the first boot died after 40 records
+    p = tmp_path / "twice.log"
+    p.write_text(logs.serial(first) + logs.full_log(seed=2))
+    assert cli.main(["nightly", str(p), "--db", dbp, "--accel", "tcg", "--junit", str(jx)]) == 0
+    assert "incomplete_boots 1" in capsys.readouterr().out
+    c = db.connect(dbp)
+    assert c.execute("SELECT incomplete_boots FROM runs").fetchone()[0] == 1
+    props = {q.get("name"): q.get("value") for q in ET.parse(jx).getroot().iter("property")}
+    assert props["run.incomplete_boots"] == "1"
+    assert cli.main(["nightly", write_log(tmp_path / "ok.log", seed=3), "--db", dbp, "--accel", "tcg"]) == 0
+    assert c.execute("SELECT incomplete_boots FROM runs WHERE id = 2").fetchone()[0] == 0

@@ -318,3 +318,35 @@ def test_indented_human_lines_with_braces_are_not_records():
     lines = lines_of()
     text = lines[0] + "\n  {not a record}\n\t{x}\n" + "\n".join(lines[1:])
     assert parse_log(text).lines == lines
+
+
+def test_earlier_incomplete_boot_is_reported():
+    """A first boot that died half-way (a triple fault resets the box, the stick boots again), then a
+    complete one: the complete run is chosen, and the incomplete one is counted and warned about."""
+    a, b = lines_of(seed=1), lines_of(seed=2)
+    text = logs.serial(a[:12]) + "\x1b[2J BdsDxe: loading Boot0001\r\n" + logs.serial(b)
+    run = parse_log(text)
+    assert run.lines == b and run.incomplete_boots == 1
+    assert any("earlier boot did not complete" in w and "12 records" in w for w in run.warnings), run.warnings
+    # two dead boots, a complete one, and a later truncated one (not counted as earlier)
+    run = parse_log(logs.serial(a[:5]) + logs.serial(a[:30]) + logs.serial(b) + logs.serial(a[:3]))
+    assert run.lines == b and run.incomplete_boots == 2
+    assert any("later incomplete run" in w for w in run.warnings)
+    # a clean log has none
+    assert parse_log(logs.serial(b)).incomplete_boots == 0
+
+
+def test_cli_parse_reports_earlier_incomplete_boot(tmp_path):
+    a, b = lines_of(seed=1), lines_of(seed=2)
+    p = tmp_path / "s.log"
+    p.write_text(logs.serial(a[:12]) + logs.serial(b))
+    r = _cli("parse", str(p))
+    assert r.returncode == 0
+    assert "earlier incomplete boots: 1" in r.stdout
+    assert "warning: an earlier boot did not complete" in r.stderr
+    r = _cli("parse", str(p), "--json")
+    assert r.returncode == 0 and r.stdout.splitlines() == b and "earlier boot" in r.stderr
+    # the exit status follows the last complete run: a crashed one still parses (0) but nightly fails it
+    p.write_text(logs.serial(a[:12]) + logs.serial(logs.run_lines(logs.full_run(seed=3), status="crashed")))
+    r = _cli("parse", str(p))
+    assert r.returncode == 0 and "status crashed" in r.stdout and "earlier incomplete boots: 1" in r.stdout
