@@ -47,7 +47,7 @@ HOST_BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -DPMB_HOST -I. -pth
 # Host tools run at build time (the event-table generator): no sanitizers, libpfm4 leaks by design.
 TOOL_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DPMB_HOST -I.
 
-.PHONY: all efi run test unit boot-test usb deps clean fixtures sign host-bench pmu-events check-layers
+.PHONY: all efi mb2 run test unit boot-test usb deps clean fixtures sign host-bench pmu-events check-layers
 all: efi
 efi: $(BUILD)/pmubench.efi
 
@@ -57,8 +57,10 @@ efi: $(BUILD)/pmubench.efi
 # patterns; a file listed here says "host-only" in its opening comment).
 IMAGE_DIRS     := boot kernel measure bench pmu app
 HOST_ONLY_SRCS := bench/hosted/%
+# The BIOS boot stage (Multiboot2): only build/pmubench.mb2.elf links these (below, "the Multiboot2 ELF").
+MB2_ONLY_SRCS  := boot/mb2_%
 
-image_find = $(filter-out $(HOST_ONLY_SRCS),$(foreach d,$(IMAGE_DIRS),$(sort $(shell find $(d) -name '$(1)' 2>/dev/null))))
+image_find = $(filter-out $(HOST_ONLY_SRCS) $(MB2_ONLY_SRCS),$(foreach d,$(IMAGE_DIRS),$(sort $(shell find $(d) -name '$(1)' 2>/dev/null))))
 IMAGE_C_SRCS := $(call image_find,*.c) $(GEN)/pmu_events.c
 IMAGE_S_SRCS := $(call image_find,*.S)
 OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(IMAGE_C_SRCS)) $(patsubst %.S,$(BUILD)/obj/%.o,$(IMAGE_S_SRCS))
@@ -68,6 +70,7 @@ OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(IMAGE_C_SRCS)) $(patsubst %.S,$(BUILD)
 # ("private": not passed on to prerequisites such as the generated header.)
 $(BUILD)/obj/boot/%.o:      private EXTRA_CFLAGS := -I$(EFI_INC) -I$(EFI_INC)/x86_64 -I$(EFI_INC)/protocol
 $(BUILD)/obj/kernel/klib.o: private EXTRA_CFLAGS := -fno-builtin -fno-tree-loop-distribute-patterns
+$(BUILD)/obj/boot/mb2_string.o: private EXTRA_CFLAGS := -fno-builtin -fno-tree-loop-distribute-patterns
 
 # The generated header is order-only: it must exist before the first compile (no .d files yet); after that
 # the .d files say which objects actually include it.
@@ -88,6 +91,23 @@ $(BUILD)/pmubench.so: $(OBJS) linker.ld
 $(BUILD)/pmubench.efi: $(BUILD)/pmubench.so
 	@$(OBJCOPY) -j .text -j .data -j .dynamic -j .dynsym -j .rela -j .reloc \
 	    --target efi-app-x86_64 --subsystem=10 $< $@
+	@echo "built $@ ($$(stat -c %s $@) bytes)"
+
+# ---- the Multiboot2 ELF (BIOS boot through GRUB) ---------------------------------------------------------------
+# The same objects as the UEFI image, the UEFI stage (boot/efi_main.c) swapped for the Multiboot2 one
+# (MB2_ONLY_SRCS), linked static at 1 MiB by boot/mb2.ld. No second compile: the objects are -fpic with hidden
+# visibility, so every reference is PC-relative or through a GOT slot the static link fills in, and the ELF
+# needs no run-time relocation (`make mb2` fails if it would: --no-undefined, no dynamic sections kept).
+MB2_ELF  := $(BUILD)/pmubench.mb2.elf
+MB2_SRCS := $(sort $(shell find boot -name 'mb2_*.c' -o -name 'mb2_*.S'))
+MB2_OBJS := $(filter-out $(BUILD)/obj/boot/efi_main.o,$(OBJS)) \
+            $(patsubst %.S,$(BUILD)/obj/%.o,$(patsubst %.c,$(BUILD)/obj/%.o,$(MB2_SRCS)))
+
+mb2: $(MB2_ELF)
+$(MB2_ELF): $(MB2_OBJS) boot/mb2.ld
+	@echo "  LD      $@"
+	@$(LD) -nostdlib -static -z max-page-size=0x1000 --no-undefined -T boot/mb2.ld $(MB2_OBJS) -o $@
+	@if readelf -r $@ | grep -q 'Relocation section'; then echo "$@: has run-time relocations" >&2; rm -f $@; exit 1; fi
 	@echo "built $@ ($$(stat -c %s $@) bytes)"
 
 # ---- generated PMU event tables ---------------------------------------------------------------------------------
@@ -137,6 +157,7 @@ test_cpuid.links            := kernel/cpuid.c
 test_fmt.links              := kernel/fmt.c
 test_json.links             := kernel/json.c kernel/fmt.c
 test_pmm.links              := kernel/pmm.c
+test_mb2.links              := boot/mb2_parse.c kernel/fmt.c
 test_record.links           := kernel/record.c kernel/crc32.c kernel/json.c kernel/fmt.c
 test_run_desc.links         := kernel/run_desc.c kernel/config.c kernel/cpuid.c kernel/json.c kernel/fmt.c
 test_rand.links             := measure/rand.c
@@ -148,6 +169,7 @@ test_chase.links            := measure/chase.c measure/engine.c measure/chain.c 
 test_pmu_encode.links       := pmu/encode.c pmu/event.c $(GEN)/pmu_events.c
 test_pmu_event.links        := pmu/event.c pmu/encode.c $(GEN)/pmu_events.c
 test_pmu_sched.links        := pmu/sched.c pmu/event.c pmu/encode.c $(GEN)/pmu_events.c
+test_pmu_usable.links       := pmu/usable.c pmu/sched.c pmu/event.c pmu/encode.c kernel/fmt.c $(GEN)/pmu_events.c
 test_pmu_libpfm.links       := pmu/event.c pmu/encode.c $(GEN)/pmu_events.c
 test_pmu_libpfm.libs        := -lpfm
 test_pmu_model.links        := pmu/pmu_model.c pmu/encode.c
@@ -231,8 +253,10 @@ run: deps efi
 	$(PYTHON) scripts/pmubench run --smp 4 --mem 2G --out results
 
 usb: $(BUILD)/pmubench-usb.img
-$(BUILD)/pmubench-usb.img: $(BUILD)/pmubench.efi scripts/mkusb.sh scripts/pmubench.cfg
-	scripts/mkusb.sh $(BUILD)/pmubench.efi scripts/pmubench.cfg $@
+# One hybrid image: UEFI boots EFI/BOOT/BOOTX64.EFI from the ESP, a legacy BIOS boots GRUB from the BIOS boot
+# partition, which starts the Multiboot2 ELF (scripts/mkusb.sh says how, without root).
+$(BUILD)/pmubench-usb.img: $(BUILD)/pmubench.efi $(MB2_ELF) scripts/mkusb.sh scripts/pmubench.cfg
+	scripts/mkusb.sh $(BUILD)/pmubench.efi scripts/pmubench.cfg $@ $(MB2_ELF)
 
 boot-test: deps efi usb
 	$(PYTHON) tests/run_tests.py --boot
@@ -258,4 +282,4 @@ clean:
 	rm -rf $(BUILD) $(GEN)
 
 # Header dependencies written by -MMD (absent before the first build: hence -include).
--include $(patsubst %.o,%.d,$(OBJS) $(UNIT_OBJS) $(HOSTED_OBJS) $(GEN_TOOL_OBJS))
+-include $(patsubst %.o,%.d,$(sort $(OBJS) $(MB2_OBJS)) $(UNIT_OBJS) $(HOSTED_OBJS) $(GEN_TOOL_OBJS))

@@ -137,6 +137,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
     bi = (struct boot_info *)(uintptr_t)a;
     SetMem(bi, sizeof(*bi), 0);
     bi->magic = BOOT_INFO_MAGIC;
+    CopyMem(bi->firmware, "uefi", 5);
     bi->boot_tsc = tsc0;
 
     if (!EFI_ERROR(BS->HandleProtocol(image, &LoadedImageProtocol, (void **)&li)) && li) {

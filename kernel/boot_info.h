@@ -1,4 +1,5 @@
-/* boot_info.h - everything boot/ gathers from UEFI before ExitBootServices, handed to kernel_main. */
+/* boot_info.h - everything boot/ gathers from firmware (UEFI, or BIOS through a Multiboot2 loader), handed to
+ * kernel_main. */
 #ifndef PMB_BOOT_INFO_H
 #define PMB_BOOT_INFO_H
 
@@ -12,7 +13,8 @@
  * 32-bit CR3 load can reach. */
 #define BOOT_TRAMPOLINE_BYTES 8192
 
-/* One UEFI memory descriptor, with the UEFI type kept as is (EfiConventionalMemory = 7, ...). */
+/* One UEFI memory descriptor, with the UEFI type kept as is (EfiConventionalMemory = 7, ...). The Multiboot2
+ * stage converts its E820-style map into these types (boot/mb2_parse.c). */
 struct boot_mmap_entry {
     uint32_t type;
     uint64_t phys;
@@ -39,6 +41,10 @@ struct boot_info {
     uint64_t rsdp_v1;
     /* SMBIOS entry points, for memory speed later (0 when absent). */
     uint64_t smbios, smbios3;
+    /* Where a loader hands over copies rather than addresses (Multiboot2 tags 13-15), boot/ keeps the copies
+     * here and points rsdp/rsdp_v1/smbios/smbios3 at them. Unused on UEFI. */
+    uint8_t rsdp_copy[64];
+    uint8_t smbios_copy[64];
     /* pmubench.cfg from the root of the boot volume, NUL-terminated; cfg_len 0 when absent. */
     uint32_t cfg_len;
     int32_t cfg_status; /* 0 read, 1 absent, <0 read error */
@@ -52,9 +58,11 @@ struct boot_info {
     uint64_t stack_base, stack_size;
     /* Scratch pages reserved for the kernel before exit (page tables, etc.). */
     uint64_t scratch_base, scratch_size;
-    /* UEFI runtime services table (ResetSystem for shutdown), physical mode. */
+    /* UEFI runtime services table (ResetSystem for shutdown), physical mode; 0 on BIOS. */
     uint64_t runtime_services;
-    /* Firmware identity. */
+    /* Firmware identity: "uefi" or "bios" (the run record's firmware.kind); fw_vendor is the UEFI vendor
+     * string, or the Multiboot2 boot loader's name on BIOS. */
+    char firmware[8];
     char fw_vendor[64];
     uint32_t fw_revision;
     uint32_t exit_retries; /* how many times ExitBootServices had to be retried */

@@ -278,8 +278,8 @@ void kernel_main(struct boot_info *bi)
     power_setup(&(struct power_info){.hypervisor = K.cpu.feat.hypervisor}, HOW_SHUTDOWN);
     K.xcr0 = fpu_enable(K.cpu.feat.xsave, K.cpu.xcr0_supported, K.cpu.feat.avx, K.cpu.feat.avx512f);
     choose_profile();
-    kprintf("\npmubench %s (%s): kernel running, boot services gone (%u ExitBootServices retries)\n",
-            PMB_VERSION, PMB_GITREV, bi->exit_retries);
+    kprintf("\npmubench %s (%s): kernel running, %s boot stage done (%u ExitBootServices retries)\n",
+            PMB_VERSION, PMB_GITREV, bi->firmware, bi->exit_retries);
 
     K.acpi = kalloc(sizeof(*K.acpi), 64);
     if (!K.acpi)

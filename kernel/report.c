@@ -48,6 +48,7 @@ void report_run_end(struct json *j)
     run_desc_json_tail(j, &run);
     json_key(j, "firmware");
     json_obj_begin(j);
+    json_kv_str(j, "kind", K.bi->firmware);
     json_kv_str(j, "vendor", K.bi->fw_vendor);
     json_kv_hex(j, "revision", K.bi->fw_revision);
     json_kv_uint(j, "exit_boot_services_retries", K.bi->exit_retries);

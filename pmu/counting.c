@@ -215,6 +215,15 @@ static int schedule(const struct pmu_event_enc *e, unsigned n, bool gp_only, str
         }
     }
     avail_masks(avail);
+    /* Never a counter the self-test disabled; an event left with none is refused by name, with the counters and
+     * the checks that failed (pmu/usable.h). Not under pmu_assume: the dry run programs what a real run would. */
+    if (!PMU.assumed) {
+        const char *names[SCHED_MAX_EVENTS];
+        for (unsigned i = 0; i < n; i++)
+            names[i] = e[i].name;
+        if (pmu_usable_restrict(&PMU.ctrs, se, names, n, avail, err, errlen) != 0)
+            return -1;
+    }
     int rc = sched_assign(se, n, avail, res);
     if (rc == SCHED_ERR_IMPOSSIBLE) {
         fmt_snprintf(err, errlen, "%s: no counter of this PMU can count it", e[res->bad_event].name);

@@ -171,7 +171,10 @@ int pmu_pebs_begin(struct pmu_pebs_capture *c, const void *buf, size_t bytes, ui
     }
     pmu_group_init(&c->g, "pebs", NULL);
     if (pmu_group_add_all(&c->g, &e, 1, true, err, sizeof(err)) != 0) {
-        c->why = "no general counter for the load-latency event";
+        /* The scheduler's line: e.g. every PEBS counter disabled by the self-test, named with its check. */
+        static char why_buf[sizeof(err)];
+        fmt_snprintf(why_buf, sizeof(why_buf), "no general counter for the load-latency event: %s", err);
+        c->why = why_buf;
         return -1;
     }
     struct pmu_slot *s = &c->g.s[0];

@@ -95,6 +95,21 @@ static void set_features(void)
     PMU.has[PMU_FEAT_LBR] = p && c->lbr_depth > 0 && c->lbr_from;
     PMU.has[PMU_FEAT_UNCORE] = p && (c->uncore == PMU_UNCORE_NHM || c->uncore == PMU_UNCORE_AMD_NB);
     PMU.has[PMU_FEAT_OFFCORE] = p && c->offcore_msrs > 0;
+
+    /* Every core counter the capabilities report starts usable; the self-test clears the ones it judges wrong. */
+    uint64_t present = 0;
+    enum pmu_usable_naming names = PMU_USABLE_NAMES_INTEL;
+    if (p && c->arch == PMU_ARCH_INTEL) {
+        present = (c->gp_counters >= 32 ? PMU_USABLE_GP_MASK : (1ULL << c->gp_counters) - 1) |
+                  ((uint64_t)c->fixed_mask << PMU_USABLE_FIXED_SHIFT);
+    } else if (p && c->vendor == PMU_VENDOR_AMD) {
+        present = c->gp_counters >= 32 ? PMU_USABLE_GP_MASK : (1ULL << c->gp_counters) - 1;
+        names = PMU_USABLE_NAMES_AMD;
+    } else if (p && c->arch == PMU_ARCH_NETBURST) {
+        present = (1ULL << MIN(c->gp_counters, P4_NUM_COUNTERS)) - 1;
+        names = PMU_USABLE_NAMES_P4;
+    }
+    pmu_usable_init(&PMU.ctrs, present, names);
 }
 
 static void detect_hardware(void)

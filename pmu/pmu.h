@@ -6,6 +6,7 @@
 #include "kernel/json.h"
 #include "pmu/event.h"
 #include "pmu/pmu_model.h"
+#include "pmu/usable.h"
 
 /* What the PMU code can do; each is gated by the capabilities and, once it ran, by the self-test. */
 enum pmu_feature {
@@ -35,7 +36,9 @@ struct pmu_state {
     uint64_t perf_capabilities, misc_enable;
     bool has[PMU_FEAT_COUNT];                /* the capabilities include the feature */
     bool failed[PMU_FEAT_COUNT];             /* disabled for the run (self-test) */
-    char failed_why[PMU_FEAT_COUNT][96];
+    char failed_why[PMU_FEAT_COUNT][160];
+    struct pmu_usable ctrs;                  /* core counters (general, fixed) the self-test left usable, and
+                                                why each other one is gone (pmu/usable.h) */
     bool selftest_done;
     int smm_freeze;                          /* IA32_DEBUGCTL.FREEZE_WHILE_SMM: 1 set (read back), 0 tried
                                                 and not set, -1 not supported; smm_freeze_why says why */

@@ -51,11 +51,15 @@ static struct st_check *add(const char *name, const char *counter, const char *e
 
 static int first_fail[PMU_FEAT_COUNT]; /* index of the first failed check per feature, -1 none */
 static unsigned nfail_feat[PMU_FEAT_COUNT];
+static bool gone[PMU_FEAT_COUNT];      /* disabled because every counter it needs is (settle_gone) */
 
-/* The reason a feature is disabled: its first failed check and counter, and how many more failed. */
+/* The reason a feature is disabled: its first failed check and counter, and how many more failed. A feature
+ * already disabled because its counters are gone keeps that reason. */
 static void disable_reason(enum pmu_feature f)
 {
-    char why[96];
+    char why[sizeof(PMU.failed_why[0])];
+    if (gone[f])
+        return;
     const struct st_check *c = &checks[first_fail[f]];
     if (nfail_feat[f] > 1)
         fmt_snprintf(why, sizeof(why), "self-test failed: %s%s%s and %u more", c->name, c->counter[0] ? " on " : "",
@@ -65,17 +69,33 @@ static void disable_reason(enum pmu_feature f)
     pmu_feature_disable(f, why);
 }
 
-/* A failed check disables the feature it covers (only that one), naming itself and its counter. */
-static void settle(struct st_check *c)
+/* A failed check disables only what it covers. A counting check that isolates one core counter disables that
+ * counter (PMU.ctrs, pmu/usable.h) and names it on its line: the per-counter rotation (one event placed by hand on
+ * the counter it names: settle_counter) and a check on a fixed counter (its event is wired to it:
+ * instructions_fixed0, cycles_vs_tsc on fixed1). Any other failed check disables the feature it covers, naming
+ * itself and its counter - a scheduled check on a general counter (cycles_vs_tsc on AMD, NetBurst's ESCR-fed
+ * checks) judges the event's encoding as much as the counter, and the next counter would get the same encoding. */
+static void settle_as(struct st_check *c, bool one_counter)
 {
     enum pmu_feature f = (enum pmu_feature)c->feature;
     if (c->status != ST_FAILED || (unsigned)f >= PMU_FEAT_COUNT)
         return;
+    int bit = f == PMU_FEAT_COUNTING ? pmu_usable_bit_of(c->counter) : -1;
+    if (bit >= 0 && (one_counter || bit >= PMU_USABLE_FIXED_SHIFT) && (PMU.ctrs.present & (1ULL << bit))) {
+        char reason[sizeof(PMU.ctrs.loss[0].reason)];
+        st_short_reason(reason, sizeof(reason), c);
+        pmu_usable_fail(&PMU.ctrs, (unsigned)bit, c->name, reason);
+        pmu_usable_counter_name(&PMU.ctrs, (unsigned)bit, c->disabled, sizeof(c->disabled));
+        return;
+    }
     if (first_fail[f] < 0)
         first_fail[f] = (int)(c - checks);
     nfail_feat[f]++;
     disable_reason(f);
 }
+
+static void settle(struct st_check *c) { settle_as(c, false); }
+static void settle_counter(struct st_check *c) { settle_as(c, true); }
 
 static const char *short_name(const char *n)
 {
@@ -206,14 +226,14 @@ static void loop_on_counter(const char *kind, const char *spec, uint64_t per_ite
         pmu_group_init(&g, "selftest:counter", c->name);
         if (pmu_group_add(&g, &e, 0, ctr, 0) != 0) {
             st_fail(c, "the counter does not exist on this PMU");
-            settle(c);
+            settle_counter(c);
             return;
         }
         run_group(pmu_known_branch_loop, ST_LOOP_N << k, NULL);
         cnt[k] = g.s[0].value;
     }
     st_judge_loop(c, cnt[0], cnt[1], ST_LOOP_N, per_iter, ST_DIFF_TOL, ST_CONST_MAX);
-    settle(c);
+    settle_counter(c);
 }
 
 /* Every general counter counts the branch loop's retired branches (a unit-masked event where the
@@ -267,6 +287,40 @@ static void check_branches_scheduled(const struct st_model_events *me)
     struct st_check *c = add(name, cname, short_name(e.name), PMU_FEAT_COUNTING);
     st_judge_loop(c, cnt[0], cnt[1], ST_LOOP_N, me->branches_per_iter, ST_DIFF_TOL, ST_CONST_MAX);
     settle(c);
+}
+
+static void gone_disable(enum pmu_feature f, uint64_t mask, const char *what)
+{
+    char why[sizeof(PMU.failed_why[0])];
+    if (!PMU.has[f] || gone[f] || !pmu_usable_all_gone(&PMU.ctrs, mask))
+        return;
+    pmu_usable_gone_reason(&PMU.ctrs, mask, what, why, sizeof(why));
+    pmu_feature_disable(f, why);
+    gone[f] = true;
+}
+
+/* The general counters of a feature's event; all of them when it does not parse here (its own check says so). */
+static uint64_t event_gp_counters(const char *spec)
+{
+    struct pmu_event_enc e;
+    char err[160];
+    uint64_t m = parse(spec, &e, err, sizeof(err)) == 0 ? e.cntmask & PMU_USABLE_GP_MASK : 0;
+    return m ? m : PMU_USABLE_GP_MASK;
+}
+
+/* After the per-counter checks: a feature is disabled as a whole only when every counter it needs is gone.
+ * Counting, overflow and the off-core events need a general counter; PEBS one of its PEBS counters ([NHM] 3.7:
+ * PMC0-3, the load-latency event's counter mask). */
+static void settle_gone(void)
+{
+    const uint64_t gp = PMU_USABLE_GP_MASK;
+    gone_disable(PMU_FEAT_COUNTING, gp, "general counter");
+    gone_disable(PMU_FEAT_OVERFLOW, gp, "general counter");
+    if (PMU.has[PMU_FEAT_OFFCORE])
+        gone_disable(PMU_FEAT_OFFCORE, event_gp_counters("OFFCORE_RESPONSE_0:rsp=0x6001"),
+                     "counter OFFCORE_RESPONSE_0 can use");
+    if (PMU.has[PMU_FEAT_PEBS])
+        gone_disable(PMU_FEAT_PEBS, event_gp_counters("MEM_INST_RETIRED:LATENCY_ABOVE_THRESHOLD"), "PEBS counter");
 }
 
 /* CMASK=1 and CMASK=1 + INV of one event, with core cycles, over the branch loop: [PAG] says the two
@@ -594,6 +648,28 @@ static void check_uncore_clock(void)
     settle(c);
 }
 
+/* "<kind>_usable": "0xb", "<kind>_disabled": [{counter, check, reason}] for the counters of mask. */
+static void counters_json(struct json *j, const char *kind, uint64_t mask, uint32_t usable)
+{
+    char k[24], n[16];
+    fmt_snprintf(k, sizeof(k), "%s_usable", kind);
+    json_kv_hex(j, k, usable);
+    fmt_snprintf(k, sizeof(k), "%s_disabled", kind);
+    json_key(j, k);
+    json_arr_begin(j);
+    for (unsigned b = 0; b < 64; b++) {
+        if (!pmu_usable_gone(&PMU.ctrs, mask & (1ULL << b)))
+            continue;
+        pmu_usable_counter_name(&PMU.ctrs, b, n, sizeof(n));
+        json_obj_begin(j);
+        json_kv_str(j, "counter", n);
+        json_kv_str(j, "check", PMU.ctrs.loss[b].check);
+        json_kv_str(j, "reason", PMU.ctrs.loss[b].reason);
+        json_obj_end(j);
+    }
+    json_arr_end(j);
+}
+
 static const char *status_name(enum st_status s)
 {
     return s == ST_OK ? "ok" : s == ST_FAILED ? "failed" : "skipped";
@@ -605,13 +681,15 @@ void pmu_selftest_run(void)
     nchecks = 0;
     loop_const = -1;
     for (unsigned f = 0; f < PMU_FEAT_COUNT; f++)
-        first_fail[f] = -1, nfail_feat[f] = 0;
+        first_fail[f] = -1, nfail_feat[f] = 0, gone[f] = false;
+    pmu_usable_init(&PMU.ctrs, PMU.ctrs.present, (enum pmu_usable_naming)PMU.ctrs.naming);
     const struct st_model_events *me = NULL;
     if (PMU.present) {
         me = st_model_events(PMU.caps.event_table);
         check_default_counters(me);
         check_each_counter(me);
         check_branches_scheduled(me);
+        settle_gone();
         check_cmask_inv(me);
         check_overflow();
         check_offcore();
@@ -668,6 +746,11 @@ void pmu_selftest_run(void)
         if (PMU.failed[f])
             json_str(j, pmu_feature_name((enum pmu_feature)f));
     json_arr_end(j);
+    if (PMU.present) {
+        counters_json(j, "gp", PMU_USABLE_GP_MASK, pmu_usable_gp(&PMU.ctrs));
+        if (PMU.ctrs.present >> PMU_USABLE_FIXED_SHIFT)
+            counters_json(j, "fixed", ~PMU_USABLE_GP_MASK, pmu_usable_fixed(&PMU.ctrs));
+    }
     pmu_rec_end();
 
     /* The console report: a header, then one line per check (status, check, counter, expected, counted). */
@@ -679,6 +762,17 @@ void pmu_selftest_run(void)
         char line[200];
         st_format_line(line, sizeof(line), &checks[i]);
         kprintf("%s\n", line);
+    }
+    if (pmu_usable_gone(&PMU.ctrs, ~0ULL)) {
+        kprintf("  counters disabled:");
+        for (unsigned b = 0; b < 64; b++)
+            if (pmu_usable_gone(&PMU.ctrs, 1ULL << b)) {
+                char n[16];
+                pmu_usable_counter_name(&PMU.ctrs, b, n, sizeof(n));
+                kprintf(" %s", n);
+            }
+        kprintf(" (usable: general 0x%lx, fixed 0x%lx)%s\n", (unsigned long)pmu_usable_gp(&PMU.ctrs),
+                (unsigned long)pmu_usable_fixed(&PMU.ctrs), PMU.assumed ? "; not enforced under pmu_assume" : "");
     }
     bool any = false;
     for (unsigned f = 0; f < PMU_FEAT_COUNT; f++)

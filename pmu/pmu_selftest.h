@@ -7,8 +7,12 @@
 /* Run the self-test once and emit the `pmu_selftest` record (status ok | failed | unavailable, checks
  * [{name, status, detail, feature, counter, event, counted, expected_lo, expected_hi}], disabled
  * [features]) and its console report: one line per check with the counter, expected and counted.
- * Each failed check disables the feature it covers (pmu_feature_disable), naming itself and its
- * counter. The verdicts are pmu/selftest_judge.h's; the workload is pmu_known_branch_loop
+ * A failed check on one core counter (branches_pmcN, instructions_pmcN, instructions_fixed0,
+ * cycles_vs_tsc) disables that counter only (PMU.ctrs, pmu/usable.h: the scheduler then never uses it)
+ * and says "PMCn disabled" on its line; the record adds gp_usable / gp_disabled (and fixed_usable /
+ * fixed_disabled). A feature is disabled as a whole when every counter it needs is gone (counting,
+ * overflow, offcore, PEBS) or when one of its other checks fails (pmu_feature_disable), naming the check
+ * and its counter. The verdicts are pmu/selftest_judge.h's; the workload is pmu_known_branch_loop
  * (7 instructions, 3 branches of which 1 conditional, >= 9 cycles per iteration). Checks, where the
  * model has the feature:
  *   instructions_fixed0  INST_RETIRED on the counter the scheduler picks (Intel: FIXED_CTR0), n vs 2n

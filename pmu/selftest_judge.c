@@ -207,6 +207,19 @@ void st_format_expected(char *buf, size_t len, const struct st_check *c)
         fmt_snprintf(buf, len, "%lu..%lu", (unsigned long)lo, (unsigned long)hi);
 }
 
+void st_short_reason(char *buf, size_t len, const struct st_check *c)
+{
+    char exp[48];
+    if (!len)
+        return;
+    if (!c->judged) {
+        fmt_snprintf(buf, len, "%s", c->detail[0] ? c->detail : "failed");
+        return;
+    }
+    st_format_expected(exp, sizeof(exp), c);
+    fmt_snprintf(buf, len, "expected %s, counted %lu", exp, (unsigned long)c->counted);
+}
+
 size_t st_format_line(char *buf, size_t len, const struct st_check *c)
 {
     static const char *const tag[] = {[ST_SKIPPED] = "skip", [ST_OK] = "ok", [ST_FAILED] = "FAIL"};
@@ -226,5 +239,9 @@ size_t st_format_line(char *buf, size_t len, const struct st_check *c)
     size_t l = n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
     while (l && buf[l - 1] == ' ')
         buf[--l] = 0;
+    if (c->disabled[0] && l + 1 < len) {
+        n = fmt_snprintf(buf + l, len - l, "  %s disabled", c->disabled);
+        l += n < 0 ? 0 : (size_t)n >= len - l ? len - l - 1 : (size_t)n;
+    }
     return l;
 }

@@ -28,6 +28,7 @@ struct st_check {
     uint64_t expected_hi;   /* ST_UNBOUNDED: no upper bound */
     bool centered;          /* the range is a value +- a tolerance (shown so on the console) */
     char detail[256];       /* every number that went into the verdict, in words */
+    char disabled[24];      /* the counter this failure disabled ("PMC2"; pmu/usable.h), "" none */
 };
 
 /* Fresh check: skipped, nothing judged. counter / event may be NULL. */
@@ -87,10 +88,13 @@ struct st_model_events {
 const struct st_model_events *st_model_events(const char *core_table);
 
 /* The one console line of a check: status, name, counter, expected, counted, event (or, skipped, the
- * reason), no newline:
- *   "  FAIL  branches_pmc0            pmc0      expected 20000 +-2       counted 60000     BR_INST_RETIRED:CONDITIONAL"
+ * reason), and what the failure disabled, no newline:
+ *   "  FAIL  branches_pmc0            pmc0      expected 20000 +-2       counted 60000     BR_INST_RETIRED:CONDITIONAL  PMC0 disabled"
  * Returns the length (truncated to len - 1). */
 size_t st_format_line(char *buf, size_t len, const struct st_check *c);
+/* What failed, short, for the counter it disables: "expected 20000 +-2, counted 60000" when judged, else the
+ * detail (truncated to len - 1). */
+void st_short_reason(char *buf, size_t len, const struct st_check *c);
 /* "20000 +-2", "100..120", ">= 4096", "0" into buf. */
 void st_format_expected(char *buf, size_t len, const struct st_check *c);
 

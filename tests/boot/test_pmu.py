@@ -10,6 +10,7 @@ memory level, 4 x the 16 MiB L3 QEMU reports, for its uncore check to run).
 """
 import importlib.util
 import os
+import re
 import sys
 
 import pytest
@@ -63,12 +64,36 @@ def assert_selftest_report(b):
         if c["status"] == "failed" and c["name"].startswith(("branches_", "instructions_", "uncore_stream_")):
             assert not c["expected_lo"] <= c["counted"] <= (c["expected_hi"] if c["expected_hi"] is not None
                                                              else c["counted"]), c
+    # Per-counter disabling: a failed check on one core counter disables that counter, says so on its line, and
+    # the record lists it with the check; the usable mask is what is left of the model's counters.
+    pmu = b.run.run["pmu"]
+    by_name = {c["name"]: (c, line) for c, line in zip(st["checks"], body)}
+    per_counter = set()
+    for kind, n in (("gp", pmu["gp_counters"]), ("fixed", pmu["fixed_counters"])):
+        if kind == "fixed" and not n:
+            assert "fixed_usable" not in st
+            continue
+        usable = int(st["%s_usable" % kind], 16)
+        gone = st["%s_disabled" % kind]
+        assert bin(usable).count("1") + len(gone) == n, (kind, st["%s_usable" % kind], gone)
+        for d in gone:
+            assert set(d) == {"counter", "check", "reason"} and d["reason"]
+            c, line = by_name[d["check"]]
+            assert c["status"] == "failed" and c["feature"] == "counting", c
+            assert line.endswith("%s disabled" % d["counter"]), line
+            assert not usable & (1 << int(re.search(r"(\d+)$", d["counter"]).group(1)))
+        per_counter |= {c["name"] for c, line in by_name.values()
+                        if c["status"] == "failed" and any(line.endswith("%s disabled" % d["counter"]) for d in gone)}
+    gp_gone = int(st["gp_usable"], 16) == 0
     for f in st["disabled"]:
         covered = [c for c in st["checks"] if c["feature"] == f and c["status"] == "failed"]
-        assert covered, "feature %s disabled with no failed check covering it" % f
-    # a failure disables only the features its checks cover
-    failed_features = {c["feature"] for c in st["checks"] if c["status"] == "failed"}
-    assert set(st["disabled"]) == failed_features
+        assert covered or (gp_gone and f in ("counting", "overflow", "pebs", "offcore")), \
+            "feature %s disabled with no failed check covering it" % f
+    # a failure disables only what it covers: its counter, or else its feature
+    failed_features = {c["feature"] for c in st["checks"] if c["status"] == "failed" and c["name"] not in per_counter}
+    assert failed_features <= set(st["disabled"])
+    if "counting" in st["disabled"] and "counting" not in failed_features:
+        assert gp_gone
 
 
 def assert_trace_records(b):
@@ -131,6 +156,14 @@ def test_dry_run_nehalem():
     st = b.one("pmu_selftest")
     assert {c["name"] for c in st["checks"] if c["status"] == "failed"} == SELFTEST_CHECKS
     assert set(st["disabled"]) == {"counting", "overflow", "pebs", "lbr", "uncore", "offcore"}
+    # Zero counts judge every checked counter wrong, one by one (recorded; not enforced under pmu_assume): PMC0-3 by
+    # their branch checks, FIXED_CTR0 by instructions, FIXED_CTR1 by cycles_vs_tsc; FIXED_CTR2 has no check.
+    assert st["gp_usable"] == "0x0" and st["fixed_usable"] == "0x4"
+    assert [(d["counter"], d["check"]) for d in st["gp_disabled"]] == [("PMC%d" % i, "branches_pmc%d" % i)
+                                                                      for i in range(4)]
+    assert [(d["counter"], d["check"]) for d in st["fixed_disabled"]] == [("FIXED_CTR0", "instructions_fixed0"),
+                                                                         ("FIXED_CTR1", "cycles_vs_tsc")]
+    assert st["gp_disabled"][2]["reason"] == "expected 20000 +-2, counted 0"
     # Each general counter counts conditional branches with a unit mask ([PAG] Table 6: C4H/01H) and instructions.
     for i in range(4):
         ws = [m for m in b.run.by_type("pmu_measure") if m.get("label") == "branches_pmc%d" % i]

@@ -224,6 +224,39 @@ static void test_console_line(void **state)
     assert_int_equal(st_format_line(line, 1, &c), 0);
 }
 
+/* A failed per-counter check: its short reason (what the counter's record entry keeps) and its console line saying
+ * which counter the failure disabled; a check that disabled nothing says nothing of the sort. */
+static void test_disabled_counter_line(void **state)
+{
+    (void)state;
+    struct st_check c;
+    char line[240], why[72];
+    judge_loop(&c, "branches_pmc2", "pmc2", PMU_BRANCH_LOOP_COND_PER_ITER, 3, 1);
+    memcpy(c.event, "BR_INST_RETIRED:CONDITIONAL", sizeof("BR_INST_RETIRED:CONDITIONAL"));
+    st_short_reason(why, sizeof(why), &c);
+    assert_string_equal(why, "expected 20000 +-2, counted 60000");
+    st_format_line(line, sizeof(line), &c);
+    assert_null(strstr(line, "disabled"));
+    memcpy(c.disabled, "PMC2", sizeof("PMC2"));
+    size_t n = st_format_line(line, sizeof(line), &c);
+    assert_int_equal(n, strlen(line));
+    assert_true(!strncmp(line, "  FAIL  branches_pmc2 ", 22));
+    assert_non_null(strstr(line, "counted 60000 "));
+    n = strlen(line);
+    assert_true(n > 30 && !strcmp(line + n - strlen("BR_INST_RETIRED:CONDITIONAL  PMC2 disabled"),
+                                  "BR_INST_RETIRED:CONDITIONAL  PMC2 disabled"));
+    /* not judged (the counter could not be programmed): the detail is the reason */
+    st_check_init(&c, "instructions_pmc3", "pmc3", NULL, 0);
+    st_fail(&c, "the counter does not exist on this PMU");
+    st_short_reason(why, sizeof(why), &c);
+    assert_string_equal(why, "the counter does not exist on this PMU");
+    memcpy(c.disabled, "PMC3", sizeof("PMC3"));
+    st_format_line(line, sizeof(line), &c);
+    assert_non_null(strstr(line, "the counter does not exist on this PMU  PMC3 disabled"));
+    /* a short buffer stays terminated */
+    assert_int_equal(st_format_line(line, 30, &c), 29);
+}
+
 static int parse(const char *table, const char *spec, struct pmu_event_enc *e)
 {
     const struct pmu_event_table *t = pmu_event_table_find(table);
@@ -299,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_offcore_request_response),
         cmocka_unit_test(test_uncore_stream),
         cmocka_unit_test(test_console_line),
+        cmocka_unit_test(test_disabled_counter_line),
         cmocka_unit_test(test_model_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
