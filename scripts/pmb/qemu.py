@@ -208,8 +208,10 @@ def numa_args(numa, smp, mem_bytes):
 
 
 def build_cmdline(esp_dir=None, disk=None, vars_path=OVMF_VARS, ovmf_code=OVMF_CODE, cpu=None, smp=1,
-                  mem="1G", numa=0, accel="tcg", secure_boot=False, extra=(), qemu=QEMU, usb=True):
-    """The QEMU argv (pure: touches no files)."""
+                  mem="1G", numa=0, accel="tcg", secure_boot=False, extra=(), qemu=QEMU, usb=True,
+                  firmware="uefi"):
+    """The QEMU argv (pure: touches no files). firmware "bios": QEMU's own SeaBIOS (no OVMF flash), the
+    disk attached as a plain drive, which SeaBIOS boots through the image's GRUB (Multiboot2)."""
     mem_bytes = parse_size(mem)
     if cpu is None:
         cpu = "host,pmu=on" if accel == "kvm" else "max"
@@ -218,11 +220,12 @@ def build_cmdline(esp_dir=None, disk=None, vars_path=OVMF_VARS, ovmf_code=OVMF_C
            "-smp", str(smp), "-m", "%dM" % (mem_bytes >> 20)]
     if secure_boot:
         cmd += ["-global", "driver=cfi.pflash01,property=secure,value=on"]
-    cmd += ["-drive", "if=pflash,format=raw,unit=0,readonly=on,file=" + ovmf_code,
-            "-drive", "if=pflash,format=raw,unit=1,file=" + vars_path]
+    if firmware != "bios":
+        cmd += ["-drive", "if=pflash,format=raw,unit=0,readonly=on,file=" + ovmf_code,
+                "-drive", "if=pflash,format=raw,unit=1,file=" + vars_path]
     cmd += numa_args(numa, smp, mem_bytes)
     if disk is not None:
-        if usb:
+        if usb and firmware != "bios":
             # Boot it the way a person would: as a USB stick on an xHCI controller.
             # snapshot=on: guest writes go to a temporary overlay, the file stays as it was.
             cmd += ["-drive", "if=none,id=pmbusb,format=raw,snapshot=on,file=" + disk,
@@ -297,7 +300,7 @@ def _prepare_disk(disk, tmp, args, cfg_text):
 def boot(image=None, disk=None, cpu=None, smp=1, mem="1G", numa=0, cfg_text=None, args=None,
          accel="tcg", timeout=60, extra=(), on_line=None, ovmf_code=None, ovmf_vars=None,
          secure_boot=False, esp_files=None, log_path=None, qemu=QEMU, stop_on_dead_end=True,
-         skip_countdown=True):
+         skip_countdown=True, firmware="uefi"):
     """Boot `image` (default build/pmubench.efi) from a vvfat ESP, or the raw disk image `disk`
     (attached as a USB stick), and return a BootResult.
 
@@ -305,8 +308,15 @@ def boot(image=None, disk=None, cpu=None, smp=1, mem="1G", numa=0, cfg_text=None
     unusable) or "auto" (KVM if kvm_probe passes). numa: number of nodes (0/1 = none).
     on_line(str): called for every serial line (terminator and ANSI sequences kept). log_path:
     raw serial bytes are appended there as they arrive. secure_boot: SMM Secure Boot OVMF with
-    the snakeoil keys (the image must be signed; see sign()).
+    the snakeoil keys (the image must be signed; see sign()). firmware "bios": SeaBIOS boots `disk` (the
+    hybrid `make usb` image) through GRUB and Multiboot2; the configuration goes in cfg_text (load
+    options need the UEFI shell).
     """
+    if firmware not in ("uefi", "bios"):
+        raise QemuError("firmware must be uefi or bios, not %r" % firmware)
+    if firmware == "bios" and (disk is None or args is not None or secure_boot):
+        raise QemuError("a BIOS boot needs the disk image (make usb), its configuration in cfg_text, and no "
+                        "Secure Boot")
     if disk is None and image is None:
         image = DEFAULT_IMAGE
     if disk is None and not os.path.isfile(image):
@@ -330,7 +340,7 @@ def boot(image=None, disk=None, cpu=None, smp=1, mem="1G", numa=0, cfg_text=None
             os.makedirs(esp)
             make_esp(esp, image, args, cfg_text, esp_files)
         cmd = build_cmdline(esp, disk, vars_copy, ovmf_code, cpu, smp, mem, numa, accel, secure_boot,
-                            extra, qemu)
+                            extra, qemu, firmware=firmware)
         return _run(cmd, accel, timeout, on_line, log_path, stop_on_dead_end, skip_countdown)
 
 

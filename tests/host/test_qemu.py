@@ -46,6 +46,26 @@ def test_cmdline_kvm_cpu():
     assert opt(qemu.build_cmdline(esp_dir="/e", accel="kvm", cpu="Skylake-Server"), "-cpu") == ["Skylake-Server"]
 
 
+def test_cmdline_bios_has_no_ovmf_and_a_plain_drive():
+    cmd = qemu.build_cmdline(disk="/tmp/usb.img", firmware="bios", cpu="Nehalem")
+    drives = opt(cmd, "-drive")
+    assert not any("pflash" in d for d in drives)  # QEMU's own SeaBIOS
+    assert drives == ["format=raw,snapshot=on,file=/tmp/usb.img"]
+    assert "usb-storage,bus=xhci.0,drive=pmbusb" not in opt(cmd, "-device")
+
+
+def test_bios_boot_refuses_what_needs_uefi(tmp_path):
+    img = tmp_path / "usb.img"
+    img.write_bytes(b"\0" * 512)
+    for kw in ({"args": "bench=timer"}, {"secure_boot": True}):
+        with pytest.raises(qemu.QemuError, match="BIOS boot needs the disk image"):
+            qemu.boot(disk=str(img), firmware="bios", **kw)
+    with pytest.raises(qemu.QemuError, match="BIOS boot needs the disk image"):
+        qemu.boot(image=str(img), firmware="bios")
+    with pytest.raises(qemu.QemuError, match="firmware must be uefi or bios"):
+        qemu.boot(disk=str(img), firmware="coreboot")
+
+
 def test_cmdline_numa_two_nodes():
     cmd = qemu.build_cmdline(esp_dir="/e", smp=4, mem="2G", numa=2)
     assert opt(cmd, "-object") == ["memory-backend-ram,id=pmbmem0,size=1024M",
