@@ -116,7 +116,8 @@ def cmd_run(a):
     try:
         res = qemu.boot(image=a.image if not a.disk else None, disk=a.disk, cpu=a.cpu, smp=a.smp,
                         mem=a.mem, numa=a.numa, cfg_text=cfg_text, args=a.args, accel=chosen,
-                        timeout=a.timeout, on_line=progress, log_path=log_path)
+                        timeout=a.timeout, on_line=progress, log_path=log_path,
+                        firmware="bios" if a.bios else "uefi")
     except (qemu.QemuError, ValueError) as e:
         err(str(e))
         shutil.rmtree(d, ignore_errors=True)
@@ -346,6 +347,9 @@ def build_parser():
     r.add_argument("--args", default=None, help='load options, e.g. "bench=latency seed=2" (via startup.nsh)')
     r.add_argument("--image", default=DEFAULT_IMAGE, help="EFI image (default build/pmubench.efi)")
     r.add_argument("--disk", default=None, help="boot this raw disk image (e.g. the USB image) instead")
+    r.add_argument("--bios", action="store_true",
+                   help="boot --disk (the make usb image) under SeaBIOS through GRUB/Multiboot2 instead of OVMF; "
+                        "the configuration goes in --cfg")
     r.add_argument("--out", default=os.path.join(REPO_ROOT, "results"), help="results directory")
     r.add_argument("--timeout", type=float, default=600, help="hard timeout in seconds (default 600)")
     r.add_argument("-q", "--quiet", action="store_true", help="do not echo firmware/human-readable lines")

@@ -315,8 +315,8 @@ def boot(image=None, disk=None, cpu=None, smp=1, mem="1G", numa=0, cfg_text=None
     if firmware not in ("uefi", "bios"):
         raise QemuError("firmware must be uefi or bios, not %r" % firmware)
     if firmware == "bios" and (disk is None or args is not None or secure_boot):
-        raise QemuError("a BIOS boot needs the disk image (make usb), its configuration in cfg_text, and no "
-                        "Secure Boot")
+        raise QemuError("a BIOS boot needs the disk image (make usb), its configuration as pmubench.cfg (--cfg, "
+                        "cfg_text) rather than load options, and no Secure Boot")
     if disk is None and image is None:
         image = DEFAULT_IMAGE
     if disk is None and not os.path.isfile(image):
