@@ -1,5 +1,6 @@
 /* main.c - app_main, the composition root: wires the PMU and the benchmarks to the machine kernel_main took over, in the run's order. */
 #include "kernel/kernel.h"
+#include "kernel/fmt.h"
 #include "kernel/out.h"
 #include "kernel/paging.h"
 #include "kernel/report.h"
@@ -16,7 +17,8 @@
  * boot info points at) is done here, once.
  */
 
-/* The SMBIOS entry points boot/ took from the UEFI configuration table (K.bi->smbios3, then K.bi->smbios),
+/* The SMBIOS entry points boot/ found (UEFI: the configuration table; BIOS: the Multiboot2 tag or the legacy
+ * 0xF0000 scan; K.bi->smbios3, then K.bi->smbios),
  * read through the identity map when what they point to lies inside it, handed to the bandwidth benchmark
  * for its theoretical peak. */
 static bool identity_mapped(uint64_t phys, uint64_t len)
@@ -33,8 +35,10 @@ static void smbios_handover(void)
             continue;
         if (!identity_mapped(e.table_phys, e.table_len))
             continue;
-        bandwidth_set_smbios((const void *)(uintptr_t)e.table_phys, e.table_len,
-                             e.v3 ? "uefi: SMBIOS 3.x entry point" : "uefi: SMBIOS 2.x entry point");
+        static char source[48]; /* kept by the benchmark */
+        fmt_snprintf(source, sizeof(source), "%s: SMBIOS %s entry point", K.bi->firmware[0] ? K.bi->firmware : "uefi",
+                     e.v3 ? "3.x" : "2.x");
+        bandwidth_set_smbios((const void *)(uintptr_t)e.table_phys, e.table_len, source);
         return;
     }
 }

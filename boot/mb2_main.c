@@ -87,6 +87,30 @@ static void legacy_rsdp(struct boot_info *bi)
         bi->rsdp_v1 = a;
 }
 
+/* Without an SMBIOS tag (GRUB's i386-pc loader gives none), the legacy search (SMBIOS 3.x 5.2.1/5.2.2):
+ * 0xF0000-0xFFFFF on 16-byte boundaries for "_SM3_" (24-byte entry point) or "_SM_" (its length at offset 5),
+ * each with a zero byte sum. The 3.x anchor wins, as on UEFI. */
+static bool smbios_sum_ok(const uint8_t *p, unsigned len)
+{
+    uint8_t sum = 0;
+    for (unsigned i = 0; i < len; i++)
+        sum = (uint8_t)(sum + p[i]);
+    return sum == 0;
+}
+
+static void legacy_smbios(struct boot_info *bi)
+{
+    uintptr_t lo = 0xF0000;
+    __asm__("" : "+r"(lo)); /* a low address gcc must not treat as a constant object (-Warray-bounds) */
+    for (uintptr_t a = lo; a + 32 <= 0x100000; a += 16) {
+        const uint8_t *p = (const uint8_t *)a;
+        if (!bi->smbios3 && !memcmp(p, "_SM3_", 5) && p[6] >= 24 && smbios_sum_ok(p, 24))
+            bi->smbios3 = a;
+        else if (!bi->smbios && !memcmp(p, "_SM_", 4) && p[5] >= 0x1F && p[5] <= 32 && smbios_sum_ok(p, p[5]))
+            bi->smbios = a;
+    }
+}
+
 static uint64_t must_alloc(struct boot_info *bi, uint64_t bytes, uint64_t min, uint64_t max, const char *what)
 {
     uint64_t a = mb2_mmap_alloc(bi, bytes, min, max);
@@ -124,6 +148,8 @@ void mb2_main(uint32_t magic, uint32_t mbi, uint64_t tsc0)
         early_puts("; searching the BIOS areas\n");
         legacy_rsdp(bi);
     }
+    if (!bi->smbios && !bi->smbios3)
+        legacy_smbios(bi);
 
     /* Everything still in use is taken out of the map before anything is carved from it. */
     bi->image_base = (uint64_t)(uintptr_t)__mb2_image_start;

@@ -1,6 +1,7 @@
 /* power.c - end of a run: make the exit status visible to whoever started us, then stop. */
 #include "kernel/power.h"
 #include "kernel/io.h"
+#include "kernel/out.h"
 
 #define QEMU_DEBUG_EXIT_PORT 0xF4 /* -device isa-debug-exit,iobase=0xf4: QEMU exits with (v << 1) | 1 */
 #define EFI_RT_RESET_SYSTEM_OFFSET 104 /* EFI_TABLE_HEADER (24) + 10 function pointers before ResetSystem */
@@ -55,6 +56,14 @@ void machine_finish(enum run_status s)
             efi_reset(EFI_RESET_SHUTDOWN, s);
         }
     }
+    /* Still here: nothing stopped the machine (or on_finish=halt). Say so as the last line, then halt. */
+    if (finish_how == HOW_HALT)
+        kprintf("pmubench: halted (on_finish=halt)\n");
+    else
+        kprintf("pmubench: %s did not stop the machine (tried:%s%s%s): halted\n",
+                finish_how == HOW_REBOOT ? "reboot" : "power-off", pinfo.hypervisor ? " isa-debug-exit" : "",
+                finish_how == HOW_REBOOT ? " FADT reset register, port 0xCF9" : pinfo.s5_valid ? " ACPI S5" : "",
+                pinfo.runtime_services ? " UEFI ResetSystem" : "");
     for (;;)
         hlt();
 }

@@ -42,13 +42,16 @@ def test_bios_nehalem_smp2_table2():
 
 
 def test_bios_smp4_two_numa_nodes():
-    b = bios_boot(cpu="Nehalem", smp=4, mem="2G", numa=2, cfg_text="bench=numa_latency\n", timeout=150)
+    b = bios_boot(cpu="Nehalem", smp=4, mem="2G", numa=2, cfg_text="bench=numa_latency,bandwidth\nmax_bytes=4M\n",
+                  timeout=150)
     assert b.run.status == "ok" and b.result.status == "ok"
     assert_bios_run(b, 4, 2)
     numa = b.run.by_type("numa_latency")
     assert sorted((r["from_node"], r["to_node"]) for r in numa) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     assert all(r["status"] == "ok" and r["distance"] == (10 if r["from_node"] == r["to_node"] else 20)
                for r in numa)
+    # SMBIOS without UEFI: GRUB's i386-pc loader gives no SMBIOS tag; the legacy 0xF0000 scan finds SeaBIOS's.
+    assert b.one("bandwidth_peak")["source"] == "bios: SMBIOS 2.x entry point"
 
 
 def test_bios_bad_config_ends_error():
@@ -57,3 +60,15 @@ def test_bios_bad_config_ends_error():
     assert b.run.run["firmware"]["kind"] == "bios"
     err = b.one("error")
     assert err["what"] == "config" and "unknown key 'bnch'" in err["message"]
+
+
+def test_bios_halt_ends_with_a_final_line():
+    """Without UEFI runtime services, on_finish=halt (or a power-off that did not work) halts after one last
+    human line, never silently (the run itself has ended: its `end` record came before)."""
+    from pmb import qemu
+    r = qemu.boot(disk=USB_IMAGE, firmware="bios", cpu="Nehalem", smp=1, mem="512M",
+                  cfg_text="bench=timer\non_finish=halt\n", timeout=6)
+    assert r.status == "timeout"  # halted: QEMU keeps running until killed
+    lines = [ln.strip("\r") for ln in r.log.splitlines()]
+    assert any(ln.startswith('{"type":"end","status":"ok"') for ln in lines)
+    assert "pmubench: halted (on_finish=halt)" in lines[-3:]
