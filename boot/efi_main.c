@@ -16,14 +16,7 @@ void switch_stack_call(uint64_t stack_top, void (*fn)(void *), void *arg) __attr
 
 static struct serial_port early_serial;
 
-static void early_puts(const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\n')
-            serial_putc(&early_serial, '\r');
-        serial_putc(&early_serial, *s);
-    }
-}
+static void early_puts(const char *s) { serial_puts(&early_serial, s); }
 
 static void ucs2_to_ascii(const CHAR16 *in, size_t in_chars, char *out, size_t cap)
 {

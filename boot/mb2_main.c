@@ -23,14 +23,7 @@ void mb2_main(uint32_t magic, uint32_t mbi, uint64_t tsc0) __attribute__((noretu
 static struct boot_info boot_info_storage __attribute__((aligned(4096)));
 static struct serial_port early_serial;
 
-static void early_puts(const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\n')
-            serial_putc(&early_serial, '\r');
-        serial_putc(&early_serial, *s);
-    }
-}
+static void early_puts(const char *s) { serial_puts(&early_serial, s); }
 
 /* Before kernel_main nothing can power off (no ACPI yet): say why on COM1 and halt; under a hypervisor, leave
  * through QEMU's isa-debug-exit (status 1, error) so that a test sees the failure at once. */

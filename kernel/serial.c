@@ -93,3 +93,12 @@ void serial_write(struct serial_port *s, const char *buf, size_t len)
     for (size_t i = 0; i < len; i++)
         serial_putc(s, buf[i]);
 }
+
+void serial_puts(struct serial_port *s, const char *str)
+{
+    for (; *str; str++) {
+        if (*str == '\n')
+            serial_putc(s, '\r');
+        serial_putc(s, *str);
+    }
+}

@@ -18,5 +18,7 @@ struct serial_port {
 bool serial_init(struct serial_port *s, bool mmio, uint64_t base, uint32_t stride, uint32_t baud);
 void serial_putc(struct serial_port *s, char c);
 void serial_write(struct serial_port *s, const char *buf, size_t len);
+/* A NUL-terminated string, each "\n" sent as "\r\n" (the boot stages' lines before the kernel's output). */
+void serial_puts(struct serial_port *s, const char *str);
 
 #endif
