@@ -1,4 +1,4 @@
-"""pmubench command line: run, parse, report, nightly, history, usb. See docs/host-tools.md."""
+"""pmubench command line: run, parse, report, nightly, history, fleet, usb. See docs/host-tools.md."""
 import argparse
 import datetime
 import json
@@ -237,11 +237,11 @@ def cmd_nightly(a):
     accel = _accel_for(src, a.accel, run)
     try:
         conn = db.connect(a.db)
-    except (db.DbError, OSError, db.sqlite3.Error) as e:
-        err("database %s: %s" % (a.db, e))
+    except (OSError,) + db.errors() as e:
+        err("database %s: %s" % (_db_name(a.db), e))
         return EXIT_FAIL
     try:
-        run_id, created = db.ingest(conn, run, accel, os.path.abspath(src))
+        run_id, created = db.ingest(conn, run, accel, os.path.abspath(src), host=a.host)
         results = nightly.compare(conn, run_id, a.baseline, a.k)
         if created:
             db.save_comparisons(conn, run_id, results)
@@ -249,7 +249,7 @@ def cmd_nightly(a):
         skipped = db.skipped_baseline_runs(conn, run_id, a.baseline)
     finally:
         conn.close()
-    ident = db.identity(run, accel)
+    ident = db.identity(run, accel, a.host)
     print("nightly: run %d %s (crc32 %s, status %s, machine %s)"
           % (run_id, "ingested" if created else "already in the database", run.crc32, run.status,
              db.identity_key(ident)))
@@ -278,15 +278,31 @@ def cmd_nightly(a):
 
 # ---- history ---------------------------------------------------------------------------------
 
-def cmd_history(a):
-    from . import db, history
-    if not os.path.exists(a.db):
-        err("no database at %s" % a.db)
-        return EXIT_FAIL
+def _db_name(target):
+    """The database as messages name it: a URL without its password."""
+    from . import db
+    if db.is_url(target):
+        import re
+        return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", target)
+    return target
+
+
+def _open_existing(target):
+    from . import db
+    if not db.is_url(target) and not os.path.exists(target):
+        err("no database at %s" % target)
+        return None
     try:
-        conn = db.connect(a.db)
-    except (db.DbError, db.sqlite3.Error) as e:
-        err("database %s: %s" % (a.db, e))
+        return db.connect(target)
+    except (OSError,) + db.errors() as e:
+        err("database %s: %s" % (_db_name(target), e))
+        return None
+
+
+def cmd_history(a):
+    from . import history
+    conn = _open_existing(a.db)
+    if conn is None:
         return EXIT_FAIL
     try:
         names = history.select_names(conn, a.figure)
@@ -301,6 +317,30 @@ def cmd_history(a):
         png = history.plot(runs, names, values, "pmubench history: %s" % (a.figure or "Table 2 rows"))
         with open(a.png, "wb") as f:
             f.write(png)
+    return EXIT_OK
+
+
+# ---- fleet -----------------------------------------------------------------------------------
+
+def cmd_fleet(a):
+    from . import fleet, history
+    conn = _open_existing(a.db)
+    if conn is None:
+        return EXIT_FAIL
+    try:
+        names = history.select_names(conn, a.figure)
+        if not names:
+            err("no figure matches %r" % a.figure if a.figure else "the database holds no figures")
+            return EXIT_FAIL
+        ms = fleet.build(conn, names)
+    finally:
+        conn.close()
+    sys.stdout.write(fleet.table(ms, names))
+    for line in fleet.summary_lines(ms, names):
+        print(line)
+    if a.png:
+        with open(a.png, "wb") as f:
+            f.write(fleet.plot(ms, names))
     return EXIT_OK
 
 
@@ -372,7 +412,9 @@ def build_parser():
     r = sub.add_parser("nightly", help="ingest a run, compare with the baseline, write JUnit")
     r.add_argument("log", nargs="?")
     r.add_argument("--run", help="a results directory instead of LOG")
-    r.add_argument("--db", default=DEFAULT_DB)
+    r.add_argument("--db", default=DEFAULT_DB, help="SQLite path (default %(default)s) or postgresql:// URL")
+    r.add_argument("--host", help="the box's name, part of the machine identity (default: the run record's "
+                                  "hostname/host, else none)")
     r.add_argument("--baseline", type=int, default=5, help="baseline = median of the last N good runs (5)")
     r.add_argument("--junit", help="write JUnit XML here")
     r.add_argument("--accel", help="accelerator for the machine identity (default: boot.json, else unknown)")
@@ -380,12 +422,18 @@ def build_parser():
     r.set_defaults(fn=cmd_nightly)
 
     r = sub.add_parser("history", help="trend table (and PNG) of figures in the database")
-    r.add_argument("--db", default=DEFAULT_DB)
+    r.add_argument("--db", default=DEFAULT_DB, help="SQLite path (default %(default)s) or postgresql:// URL")
     r.add_argument("--figure", help="figure name, prefix or component, e.g. L3_unshared")
     r.add_argument("--machine", type=int, help="only this machine id")
     r.add_argument("--last", type=int, help="only the last N runs")
     r.add_argument("--png", help="write a trend plot here")
     r.set_defaults(fn=cmd_history)
+
+    r = sub.add_parser("fleet", help="each machine's deviation from the median of its identical machines")
+    r.add_argument("--db", default=DEFAULT_DB, help="SQLite path (default %(default)s) or postgresql:// URL")
+    r.add_argument("--figure", help="figure name, prefix or component (default: the Table 2 rows)")
+    r.add_argument("--png", help="write a heat map here")
+    r.set_defaults(fn=cmd_fleet)
 
     r = sub.add_parser("usb", help="write the USB image to a removable device or a file")
     r.add_argument("device", nargs="?")

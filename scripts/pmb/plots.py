@@ -120,3 +120,28 @@ def trend(title, series, ylabel):
     if series:
         ax.legend(fontsize=7)
     return _png(fig)
+
+
+def deviation_map(title, rows, cols, data, label="%"):
+    """Diverging heat map of data[row][col] (None: no value, drawn grey), symmetric around 0."""
+    plt = _pyplot()
+    import numpy as np
+    a = np.array([[np.nan if v is None else float(v) for v in r] for r in data], dtype=float).reshape(len(rows),
+                                                                                                      len(cols))
+    finite = a[np.isfinite(a)]
+    lim = max(1.0, float(np.max(np.abs(finite)))) if finite.size else 1.0
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(cols) + 3), max(3, 0.4 * len(rows) + 2)))
+    cmap = plt.get_cmap("RdBu_r").copy()
+    cmap.set_bad("#dddddd")
+    im = ax.imshow(np.ma.masked_invalid(a), cmap=cmap, vmin=-lim, vmax=lim, aspect="auto")
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels(cols, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(rows, fontsize=8)
+    for i in range(len(rows)):
+        for j in range(len(cols)):
+            if np.isfinite(a[i, j]):
+                ax.text(j, i, "%+.1f" % a[i, j], ha="center", va="center", fontsize=6)
+    fig.colorbar(im, ax=ax, label=label)
+    ax.set_title(title, fontsize=9)
+    return _png(fig)
