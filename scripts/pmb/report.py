@@ -105,6 +105,29 @@ def section_summary(doc, run):
     doc.table(["Item", "Value"], rows)
     if run.warnings:
         doc.p("Warnings: " + "; ".join(run.warnings))
+
+
+QUALITIES = ("ok", "noisy", "suspect", "unavailable")
+
+
+def section_quality(doc, run):
+    """The summary record (docs/measurement.md, "Cross-checks"): figures per final quality and the
+    cross-checks that agree."""
+    s = run.first("summary")
+    if not isinstance(s, dict):
+        doc.p("Quality: _no `summary` record in this log (a tool before issue 11)._")
+        return
+    doc.table(["Quality", "Count"],
+              [["Figures", num(s.get("figures"))]] +
+              [["  %s" % q, num(s.get(q))] for q in QUALITIES] +
+              [["Figures not counted", num(s.get("figures_not_counted"))],
+               ["Cross-checks agreeing / judged / total", "%s / %s / %s" % (
+                   num(s.get("crosschecks_agreeing")), num(s.get("crosschecks_judged")), num(s.get("crosschecks")))]])
+
+
+def section_machine(doc, run):
+    r = run.run
+    doc.h(2, "Machine details")
     caches = r.get("caches") or []
     if caches:
         doc.table(["Level", "Type", "Size", "Ways", "Line"],
@@ -114,6 +137,8 @@ def section_summary(doc, run):
     if isinstance(cfg, dict) and cfg:
         doc.p("Effective configuration:")
         doc.code("\n".join("%s=%s" % (k, v) for k, v in cfg.items()))
+    if not caches and not (isinstance(cfg, dict) and cfg):
+        doc.p("No cache or configuration details in the run record.")
 
 
 def _vs_guide(ref, v):
@@ -125,6 +150,42 @@ def _vs_guide(ref, v):
     if v > hi:
         return "above range (%.2fx of %g)" % (v / hi, hi)
     return "within range"
+
+
+def _table2_rows(run):
+    """[(source, unit, median, ci_lo, ci_hi, ref_lo, ref_hi, status)] for the chart, in the unit of the
+    row's reference (cycles when it has none). CI bounds exist in the record's own unit only."""
+    hz = _core_hz(run)
+    rows = []
+    for r in run.by_type("data_source"):
+        ref = figures.reference(r)
+        unit = ref[2] if ref else "cycles"
+        rlo, rhi = (ref[0], ref[1]) if ref else (None, None)
+        if r.get("status", "ok") != "ok":
+            rows.append((str(r.get("source")), unit, None, None, None, rlo, rhi, str(r.get("status"))))
+            continue
+        v, lo, hi = value(r, unit), None, None
+        if r.get("unit") == unit:
+            lo, hi = r.get("ci_lo"), r.get("ci_hi")
+        elif _isnum(v) and _isnum(r.get("median")) and r["median"] and _isnum(r.get("ci_lo")) and _isnum(r.get("ci_hi")):
+            f = v / r["median"]          # the CI scales as the median did
+            lo, hi = r["ci_lo"] * f, r["ci_hi"] * f
+        other = "ns" if unit == "cycles" else "cycles"
+        if not _isnum(v) and _isnum(value(r, other)) and hz:
+            o = value(r, other)
+            v = o * hz / 1e9 if unit == "cycles" else o / hz * 1e9
+        rows.append((str(r.get("source")), unit, v if _isnum(v) else None, lo if _isnum(lo) else None,
+                     hi if _isnum(hi) else None, rlo, rhi, "ok" if _isnum(v) else "no value"))
+    return rows
+
+
+def section_table2_chart(doc, run, want_plots):
+    if not want_plots:
+        return
+    rows = _table2_rows(run)
+    if rows:
+        doc.img("table2.png", "This run's Table 2 rows (median, 95% CI) beside the guide's range; "
+                "cycles and ns rows in separate panels", plots.table2_chart(rows))
 
 
 def section_table2(doc, run):
@@ -171,14 +232,18 @@ def section_latency(doc, run, want_plots):
         for r in pts:
             if _isnum(r.get("bytes")) and _isnum(value(r, "ns")):
                 label = "%s, %s pages" % (r.get("mode", "?"), human_bytes(r.get("page_bytes", 0) or 0))
-                series.setdefault(label, []).append((r["bytes"], value(r, "ns")))
+                lo, hi = (r.get("ci_lo"), r.get("ci_hi")) if r.get("unit") == "ns" else (None, None)
+                ok = _isnum(lo) and _isnum(hi)
+                series.setdefault(label, []).append((r["bytes"], value(r, "ns"), lo if ok else None,
+                                                     hi if ok else None))
         doc.table(["Working set", "Mode", "Page", "ns", "cycles", "TSC ticks", "Spread", "Samples"],
                   [[human_bytes(r.get("bytes", 0)), r.get("mode", ""),
                     human_bytes(r["page_bytes"]) if _isnum(r.get("page_bytes")) else "",
                     num(value(r, "ns")), num(value(r, "cycles")), num(value(r, "tsc")), pct(spread(r)), num(count(r))]
                    for r in pts])
         if want_plots:
-            doc.img("latency.png", "Latency vs working-set size; solid: CPUID cache sizes, dashed: inferred",
+            doc.img("latency.png", "Latency vs working-set size (log-log), one line per mode and page size, "
+                    "band: 95% CI of the median; solid: CPUID cache sizes, dashed: inferred",
                     plots.latency_vs_size(series, [(c.get("level"), c["bytes"]) for c in caches if _isnum(c.get("bytes"))],
                                           [(c.get("level"), c["bytes"]) for c in inferred if _isnum(c.get("bytes"))]))
     doc.h(3, "Cache levels: CPUID vs inferred from the sweep")
@@ -274,12 +339,37 @@ def section_bandwidth(doc, run, want_plots):
     doc.p("GB/s (10^9 bytes/s) with the run's spread, by thread count")
     doc.table(["Kernel", "ISA", "Buffer", "Nodes"] + ["%s thr" % t for t in threads], rows)
     if want_plots:
-        series = {}
-        for (k, isa, b, nf, nt), by_t in groups.items():
-            label = "%s/%s %s n%s->%s" % (k, isa, human_bytes(b) if _isnum(b) else b, nf, nt)
-            series[label] = [(t, value(by_t[t], "bytes_per_s") / 1e9) for t in by_t
-                             if _isnum(t) and _isnum(value(by_t[t], "bytes_per_s"))]
-        doc.img("bandwidth.png", "Bandwidth vs threads", plots.lines("Bandwidth scaling", "threads", "GB/s", series))
+        caches = [c for c in (run.run.get("caches") or []) if isinstance(c, dict) and c.get("type") != "instruction"]
+        levels = [(c.get("level"), c["bytes"]) for c in caches if _isnum(c.get("bytes"))]
+        t0 = threads[0] if threads else None
+        panels = {}
+        for (k, isa, b, nf, nt), by_t in groups.items():     # local memory, the fewest threads
+            r = by_t.get(t0)
+            if r is None or nf != nt or not _isnum(b) or not _isnum(value(r, "bytes_per_s")):
+                continue
+            pts = panels.setdefault(str(isa), {}).setdefault(str(k), {})
+            pts.setdefault(b, value(r, "bytes_per_s") / 1e9)
+        if panels:
+            doc.img("bandwidth.png", "Bandwidth vs working-set size, one panel per ISA, one line per kernel "
+                    "(%s thread%s, local memory); grey: CPUID cache sizes" % (t0, "" if t0 == 1 else "s"),
+                    plots.bandwidth_vs_size({i: {k: sorted(v.items()) for k, v in ks.items()}
+                                             for i, ks in panels.items()}, levels,
+                                            " (%s thread%s)" % (t0, "" if t0 == 1 else "s")))
+        if len(threads) > 1:
+            isas = {isa for (_k, isa, _b, _f, _t) in groups}
+            series = {}
+            big = {}
+            for (k, isa, b, nf, nt), by_t in groups.items():  # local memory, the largest working set
+                if nf == nt and _isnum(b) and ((k, isa) not in big or b > big[(k, isa)][0]):
+                    big[(k, isa)] = (b, by_t)
+            for (k, isa), (b, by_t) in big.items():
+                label = str(k) if len(isas) == 1 else "%s/%s" % (k, isa)
+                series[label] = [(t, value(by_t[t], "bytes_per_s") / 1e9) for t in by_t
+                                 if _isnum(t) and _isnum(value(by_t[t], "bytes_per_s"))]
+            if series:
+                doc.img("bandwidth_threads.png", "Bandwidth scaling vs threads per kernel (largest working set, "
+                        "local memory)", plots.lines("Bandwidth scaling vs threads", "threads", "GB/s (10^9 bytes/s)",
+                                                     series))
 
 
 def section_branch(doc, run):
@@ -361,7 +451,7 @@ def section_pebs(doc, run):
 
 KNOWN = {"run", "cpu", "topology", "memory", "latency_sweep", "data_source", "c2c", "numa_latency",
          "loaded_latency", "cache_inferred", "bandwidth", "branch", "penalty", "cycle_accounting",
-         "pmu_selftest", "pebs_latency"}
+         "pmu_selftest", "pebs_latency", "summary"}
 
 
 def section_other(doc, run):
@@ -382,9 +472,14 @@ def build(run, want_plots=True):
         nomatplotlib = True
     else:
         nomatplotlib = False
+    # Summary first (machine, quality counts, the Table 2 chart); every "##" section after it is a
+    # detail, collapsible in HTML.
     section_summary(doc, run)
+    section_quality(doc, run)
     if nomatplotlib:
         doc.p("_Plots skipped: matplotlib is not installed (apt-get install python3-matplotlib)._")
+    section_table2_chart(doc, run, want_plots)
+    section_machine(doc, run)
     section_table2(doc, run)
     section_latency(doc, run, want_plots)
     section_c2c(doc, run, want_plots)
@@ -439,18 +534,30 @@ def _inline(text):
     return s
 
 
-_CSS = """body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #bbb;padding:2px 8px;font-size:13px}
-th{background:#eee}td{text-align:right}td:first-child{text-align:left}pre{background:#f6f6f6;padding:.5em}
-img{max-width:100%}figcaption{font-size:12px;color:#555}"""
+_CSS = """*{box-sizing:border-box}
+body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222;line-height:1.35}
+.tw{overflow-x:auto;max-width:100%;margin:.5em 0 1em}
+table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 8px;font-size:13px}
+th{background:#eee}td{text-align:right}td:first-child{text-align:left}
+pre{background:#f6f6f6;padding:.5em;overflow-x:auto;max-width:100%}
+figure{margin:.5em 0}img{max-width:100%;height:auto}figcaption{font-size:12px;color:#555}
+details{border-top:1px solid #ccc;padding:.3em 0}summary{cursor:pointer;font-size:1.2em;font-weight:bold}
+@media (max-width:600px){body{padding:0 .4em}td,th{padding:1px 4px;font-size:12px}}"""
 
 
 def to_html(doc, title="pmubench report"):
     """One self-contained HTML page: no external files, PNGs embedded as data: URIs."""
-    out = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\"><title>%s</title>" % html.escape(title),
+    out = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">"
+           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>%s</title>" % html.escape(title),
            "<style>%s</style></head><body>" % _CSS]
+    open_details = False
     for b in doc.blocks:
-        if b[0] == "h":
+        if b[0] == "h" and b[1] == 2:     # the summary is everything before the first "##": the rest folds
+            if open_details:
+                out.append("</details>")
+            out.append("<details><summary>%s</summary>" % _inline(b[2]))
+            open_details = True
+        elif b[0] == "h":
             out.append("<h%d>%s</h%d>" % (b[1], _inline(b[2]), b[1]))
         elif b[0] == "p":
             out.append("<p>%s</p>" % _inline(b[1]))
@@ -460,11 +567,13 @@ def to_html(doc, title="pmubench report"):
             rows = ["<tr>" + "".join("<th>%s</th>" % html.escape(str(h)) for h in b[1]) + "</tr>"]
             for r in b[2]:
                 rows.append("<tr>" + "".join("<td>%s</td>" % html.escape(str(c)) for c in r) + "</tr>")
-            out.append("<table>%s</table>" % "".join(rows))
+            out.append("<div class=\"tw\"><table>%s</table></div>" % "".join(rows))
         elif b[0] == "img":
             data = base64.b64encode(b[3]).decode("ascii")
             out.append("<figure><img alt=\"%s\" src=\"data:image/png;base64,%s\"><figcaption>%s</figcaption></figure>"
                        % (html.escape(b[1]), data, html.escape(b[2])))
+    if open_details:
+        out.append("</details>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

@@ -99,7 +99,8 @@ def test_cycle_accounting_unavailable():
 def test_pngs_and_html(tmp_path):
     doc = report.build(full(), want_plots=True)
     names = [n for n, _ in doc.images()]
-    assert names == ["latency.png", "c2c.png", "numa.png", "loaded_latency.png", "bandwidth.png"]
+    assert names == ["table2.png", "latency.png", "c2c.png", "numa.png", "loaded_latency.png", "bandwidth.png",
+                     "bandwidth_threads.png"]
     paths = report.write_pngs(doc, str(tmp_path / "png"))
     for p in paths:
         with open(p, "rb") as f:
@@ -107,7 +108,7 @@ def test_pngs_and_html(tmp_path):
     html = report.to_html(doc)
     assert html.startswith("<!DOCTYPE html>")
     imgs = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    assert len(imgs) == 5
+    assert len(imgs) == 7
     assert all(base64.b64decode(i)[:4] == b"\x89PNG" for i in imgs)
     # Self-contained: nothing fetched from elsewhere.
     assert not re.search(r'(src|href)="(?!data:)', html)
@@ -151,3 +152,127 @@ def test_number_formatting():
     assert report.num(None) == ""
     assert report.pct(0.025) == "2.5%"
     assert plots.human_bytes(32768) == "32 KiB" and plots.human_bytes(1536) == "1.5 KiB"
+
+
+# ---- issue 13: plots and the summary-first HTML ---------------------------------------------------
+
+SUMMARY = {"type": "summary", "figures": 57, "ok": 41, "noisy": 9, "suspect": 4, "unavailable": 3,
+           "figures_not_counted": 0, "crosschecks": 12, "crosschecks_judged": 10, "crosschecks_agreeing": 8}
+
+
+def rich_run():
+    """full_run plus a summary record and a bandwidth sweep over working sets in two ISAs."""
+    recs = logs.full_run(jitter=0)
+    for kern in ("read", "write"):
+        for isa in ("sse2", "avx2"):
+            for shift in range(14, 27, 2):
+                bw = 8e9 * (4 if shift <= 15 else 2 if shift <= 18 else 1)
+                recs.append(dict({"type": "bandwidth", "kernel": kern, "isa": isa, "bytes": 1 << shift, "threads": 1,
+                                  "node_from": 0, "node_to": 0}, **logs.stats("bytes_per_s", bw, 0.02, 5)))
+    recs.append(dict(SUMMARY))
+    return parse_log("\n".join(logs.run_lines(recs)))
+
+
+def _png_ok(data):
+    import matplotlib.image as mpimg
+    import io
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    a = mpimg.imread(io.BytesIO(data), format="png")
+    assert a.ndim == 3 and a.shape[0] > 200 and a.shape[1] > 300
+    return a
+
+
+@needs_mpl
+def test_bandwidth_plots_by_working_set_and_threads(tmp_path):
+    doc = report.build(rich_run(), want_plots=True)
+    imgs = dict(doc.images())
+    _png_ok(imgs["bandwidth.png"])
+    _png_ok(imgs["bandwidth_threads.png"])
+    # the working-set figure: one panel per ISA, a line per kernel, the CPUID cache sizes as vertical lines
+    rows = report._table2_rows(rich_run())
+    assert rows
+    paths = report.write_pngs(doc, str(tmp_path))
+    assert any(p.endswith("bandwidth.png") for p in paths)
+
+
+@needs_mpl
+def test_bandwidth_plot_structure(monkeypatch):
+    seen = {}
+    real = plots.bandwidth_vs_size
+
+    def spy(panels, levels, subtitle=""):
+        seen.update(panels=panels, levels=levels)
+        return real(panels, levels, subtitle)
+    monkeypatch.setattr(plots, "bandwidth_vs_size", spy)
+    report.build(rich_run(), want_plots=True)
+    assert set(seen["panels"]) == {"sse2", "avx2"}
+    assert set(seen["panels"]["avx2"]) == {"read", "write"}
+    assert len(seen["panels"]["avx2"]["read"]) == 7              # the working sets, 1 thread, local memory
+    assert [b for _l, b in seen["levels"]] == [32768, 262144, 8 << 20]
+
+
+@needs_mpl
+def test_no_thread_scaling_figure_with_one_thread_count():
+    recs = [r for r in logs.full_run(jitter=0) if not (r["type"] == "bandwidth" and r["threads"] != 1)]
+    doc = report.build(parse_log("\n".join(logs.run_lines(recs))), want_plots=True)
+    names = [n for n, _ in doc.images()]
+    assert "bandwidth.png" in names and "bandwidth_threads.png" not in names
+
+
+@needs_mpl
+def test_table2_chart_rows_units_and_unavailable():
+    recs = logs.full_run(jitter=0, status_rows={"remote_L3": "unavailable"})
+    run = parse_log("\n".join(logs.run_lines(recs)))
+    rows = {r[0]: r for r in report._table2_rows(run)}
+    assert rows["L3_unshared"][1] == "cycles" and rows["local_DRAM"][1] == "ns"
+    src, unit, v, lo, hi, rlo, rhi, st = rows["L3_unshared"]
+    assert lo < v < hi and (rlo, rhi) == (40, 40) and st == "ok"
+    assert rows["remote_L3"][2] is None and rows["remote_L3"][7] == "unavailable"
+    _png_ok(dict(report.build(run, want_plots=True).images())["table2.png"])
+
+
+@needs_mpl
+def test_latency_plot_has_ci_band(monkeypatch):
+    seen = {}
+    real = plots.latency_vs_size
+
+    def spy(series, cpuid, inferred, ylabel="ns"):
+        seen.update(series=series, cpuid=cpuid)
+        return real(series, cpuid, inferred, ylabel)
+    monkeypatch.setattr(plots, "latency_vs_size", spy)
+    _png_ok(dict(report.build(full(), want_plots=True).images())["latency.png"])
+    (label, pts), = seen["series"].items()
+    assert label == "random, 4 KiB pages" and len(pts) == 16
+    assert all(lo < v < hi for _b, v, lo, hi in pts)
+    assert [b for _l, b in seen["cpuid"]] == [32768, 262144, 8 << 20]
+
+
+@needs_mpl
+def test_html_summary_first_quality_counts_self_contained():
+    doc = report.build(rich_run(), want_plots=True)
+    page = report.to_html(doc)
+    first = page.index("<details>")
+    head = page[:first]
+    assert "X5570" in head                                        # the machine
+    for label, n in (("ok", 41), ("noisy", 9), ("suspect", 4), ("unavailable", 3)):
+        assert re.search(r"<td>\s*%s</td><td>%d</td>" % (label, n), head), label
+    assert "<td>Figures</td><td>57</td>" in head and "8 / 10 / 12" in head
+    assert "table2.png" in head and head.index("table2.png") > head.index("noisy")
+    assert page.count("<details>") == page.count("</details>") >= 10
+    assert "<summary>Bandwidth scaling</summary>" in page
+    # every image inlined, nothing external
+    imgs = re.findall(r'<img [^>]*src="([^"]*)"', page)
+    assert len(imgs) == len(doc.images()) and all(i.startswith("data:image/png;base64,") for i in imgs)
+    for i in imgs:
+        _png_ok(base64.b64decode(i.split(",", 1)[1]))
+    assert not re.search(r'(src|href)="(?!data:)', page) and "url(" not in page and "@import" not in page
+    assert "<link" not in page and "<script" not in page
+    # reads from 420 px to 1920 px: scaled images, tables scroll in their own wrapper
+    assert "img{max-width:100%" in page and ".tw{overflow-x:auto" in page
+    assert page.count('<div class="tw"><table>') == page.count("<table>")
+    assert 'name="viewport"' in page
+
+
+def test_html_without_summary_record_says_so():
+    page = report.to_html(report.build(full(), want_plots=False))
+    assert "no <code>summary</code> record" in page.split("<details>")[0]
