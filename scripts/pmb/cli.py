@@ -220,7 +220,7 @@ def _accel_for(path, explicit, run):
 
 
 def cmd_nightly(a):
-    from . import db, nightly
+    from . import db, figures, nightly
     src = a.run or a.log
     if not src:
         err("nightly needs LOG or --run DIR")
@@ -267,7 +267,8 @@ def cmd_nightly(a):
     if a.junit:
         with open(a.junit, "wb") as f:
             f.write(nightly.junit(results, run.status, ident, run.crc32, incomplete_boots=run.incomplete_boots,
-                                  not_a_baseline=why_not, skipped_baselines=skipped))
+                                  not_a_baseline=why_not, skipped_baselines=skipped,
+                                  figures=figures.extract(run)))
     bad = [r for r in results if r.verdict == "regressed"]
     if run.status != "ok":
         err("run ended with status %s" % run.status)

@@ -106,28 +106,47 @@ def reference(rec):
 # ---- named figures ---------------------------------------------------------------------------
 
 class Figure:
-    __slots__ = ("name", "value", "unit", "spread", "better", "group")
+    __slots__ = ("name", "value", "unit", "spread", "better", "group", "quality", "quality_reason")
 
-    def __init__(self, name, value, unit, spread=None, better="lower"):
+    def __init__(self, name, value, unit, spread=None, better="lower", quality=None, quality_reason=None):
         self.name = name
         self.value = float(value)
         self.unit = unit
         self.spread = None if spread is None else float(spread)
         self.better = better
         self.group = name.split("/", 1)[0]
+        # The record's verdict (ok | noisy | suspect | unavailable), made "suspect" when a cross-check
+        # of the run marked the record's figure; None for logs written before verdicts existed.
+        self.quality = quality
+        self.quality_reason = quality_reason
 
     def __repr__(self):
         return "Figure(%s=%g %s spread=%s)" % (self.name, self.value, self.unit, self.spread)
 
 
-def _add(out, name, v, unit, s=None, better="lower"):
+_SUSPECT_BY_CROSSCHECK = {}  # set by extract(): record figure name -> the disagreeing cross-check's quantity
+
+
+def _quality(rec):
+    """(quality, reason) of a record's figure, the run's cross-checks included."""
+    if not isinstance(rec, dict):
+        return None, None
+    q, why = rec.get("quality"), rec.get("quality_reason")
+    xq = _SUSPECT_BY_CROSSCHECK.get(rec.get("figure"))
+    if xq and q in ("ok", "noisy"):
+        q, why = "suspect", "cross-check disagrees: %s" % xq
+    return q, why
+
+
+def _add(out, name, v, unit, s=None, better="lower", rec=None):
     if _num(v):
-        out[name] = Figure(name, v, unit, s if _num(s) else None, better)
+        q, why = _quality(rec)
+        out[name] = Figure(name, v, unit, s if _num(s) else None, better, q, why)
 
 
 def _add_fig(out, name, rec, unit, fig_unit=None, better="lower"):
-    """The record's figure in `unit`, with its spread (relative, so the same in every unit)."""
-    _add(out, name, value(rec, unit), fig_unit or unit, spread(rec), better)
+    """The record's figure in `unit`, with its spread (relative, so the same in every unit) and verdict."""
+    _add(out, name, value(rec, unit), fig_unit or unit, spread(rec), better, rec)
 
 
 def _int_or_na(v):
@@ -152,6 +171,11 @@ def branch_figure(rec):
 def extract(run):
     """dict name -> Figure for every comparable number in the run (later duplicates win)."""
     out = {}
+    _SUSPECT_BY_CROSSCHECK.clear()
+    for r in run.records:
+        if r.get("type") == "crosscheck" and r.get("agrees") is False:
+            for n in r.get("suspect") or []:
+                _SUSPECT_BY_CROSSCHECK.setdefault(n, r.get("quantity") or "?")
     for r in run.records:
         t = r.get("type")
         if t == "data_source":

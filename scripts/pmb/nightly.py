@@ -102,11 +102,14 @@ def not_a_baseline_reason(run_status, blockers):
 
 
 def junit(results, run_status, ident, crc, log_error=None, suite="pmubench.nightly", incomplete_boots=0,
-          not_a_baseline=None, skipped_baselines=()):
+          not_a_baseline=None, skipped_baselines=(), figures=None):
     """JUnit XML (bytes): one testcase per figure; regressions are failures, new/missing skipped.
     Properties say how many earlier boots in the log did not complete (run.incomplete_boots), whether
     this run can be a baseline (run.baseline: yes, or why not) and which earlier runs the baseline
-    left out for smp_timeout/crash records (baseline.skipped_runs)."""
+    left out for smp_timeout/crash records (baseline.skipped_runs). Each figure's testcase carries
+    properties value, unit, baseline, tolerance (the allowed deviation) and, from `figures` (name ->
+    figures.Figure of this run), quality; a suspect figure says so in its system-out (its comparison
+    still passes or fails on the numbers)."""
     ts = ET.Element("testsuite", name=suite)
     props = ET.SubElement(ts, "properties")
     for k_, v in (ident or {}).items():
@@ -147,14 +150,21 @@ def junit(results, run_status, ident, crc, log_error=None, suite="pmubench.night
             ET.SubElement(c, "system-out").text = "; ".join(notes)
     for r in results:
         c = case("pmubench." + r.name.split("/", 1)[0], r.name)
+        f = (figures or {}).get(r.name)
+        cp = ET.SubElement(c, "properties")
+        for k_, v in (("value", r.value), ("unit", r.unit), ("baseline", r.baseline), ("tolerance", r.allowed),
+                      ("quality", f.quality if f is not None else None)):
+            if v is not None:
+                ET.SubElement(cp, "property", name=k_, value=("%.6g" % v) if isinstance(v, float) else str(v))
+        suspect = "SUSPECT: %s" % (f.quality_reason or "?") if f is not None and f.quality == "suspect" else None
         if r.verdict == "regressed":
             ET.SubElement(c, "failure", message=r.detail, type="Regression").text = r.detail
             failures += 1
         elif r.verdict in ("new", "missing"):
             ET.SubElement(c, "skipped", message=r.detail)
             skipped += 1
-        elif r.detail:
-            ET.SubElement(c, "system-out").text = r.detail
+        if r.detail or suspect:
+            ET.SubElement(c, "system-out").text = "; ".join(x for x in (suspect, r.detail) if x)
     ts.set("tests", str(tests))
     ts.set("failures", str(failures))
     ts.set("errors", "0")

@@ -418,3 +418,33 @@ def test_nightly_records_incomplete_boots(tmp_path, capsys):
     assert props["run.incomplete_boots"] == "1"
     assert cli.main(["nightly", write_log(tmp_path / "ok.log", seed=3), "--db", dbp, "--accel", "tcg"]) == 0
     assert c.execute("SELECT incomplete_boots FROM runs WHERE id = 2").fetchone()[0] == 0
+
+
+def test_junit_case_per_figure_has_value_baseline_tolerance_and_quality(history):
+    """Each figure's testcase says its value, baseline, tolerance and quality; a figure a cross-check of the run
+    marked is flagged SUSPECT in its output while its comparison still goes by the numbers."""
+    tmp, dbp = history
+    recs = logs.full_run(seed=91)
+    for r in recs:
+        if r.get("type") == "data_source":
+            r["figure"] = "data_source/" + r["source"]
+            r["quality"] = "ok"
+    recs.append({"type": "crosscheck", "quantity": "L3 hit latency (Table 2 row vs sweep plateau)",
+                 "a": "data_source/L3_unshared", "b": "latency_plateau/random/2097152/2", "a_value": 20.0,
+                 "b_value": 14.0, "unit": "ns", "ratio": 20 / 14, "tolerance": 0.15, "agrees": False,
+                 "suspect": ["data_source/L3_unshared"]})
+    p = tmp / "q.log"
+    p.write_text(logs.serial(logs.run_lines(recs)))
+    junit = tmp / "q.xml"
+    cli.main(["nightly", str(p), "--db", dbp, "--accel", "tcg", "--junit", str(junit)])
+    cases = {tc.get("name"): tc for tc in ET.parse(junit).getroot().iter("testcase")}
+    props = lambda tc: {e.get("name"): e.get("value") for e in tc.find("properties")}  # noqa: E731
+    tc = cases["data_source/L3_unshared/cycles"]
+    pr = props(tc)
+    assert {"value", "unit", "baseline", "tolerance", "quality"} <= set(pr) and pr["quality"] == "suspect"
+    assert float(pr["value"]) > 0 and float(pr["tolerance"]) > 0
+    assert tc.find("system-out").text.startswith("SUSPECT: cross-check disagrees: L3 hit latency")
+    ok = props(cases["data_source/L2/cycles"])
+    assert ok["quality"] == "ok"
+    assert cases["data_source/L2/cycles"].find("system-out") is None or \
+        "SUSPECT" not in cases["data_source/L2/cycles"].find("system-out").text
