@@ -412,7 +412,12 @@ static bool locally_enabled(uint8_t kind)
     return kind == PMU_SLOT_AMD_NB || kind == PMU_SLOT_P4;
 }
 
-static void measure_record(struct pmu_group *g)
+bool pmu_group_uses_uncore(const struct pmu_group *g)
+{
+    return uses(g, PMU_SLOT_UNCORE_GP) || uses(g, PMU_SLOT_UNCORE_FIXED);
+}
+
+void pmu_group_record(const struct pmu_group *g, int cpu, int socket)
 {
     char cname[24];
     struct json *j = pmu_rec_begin("pmu_measure");
@@ -423,6 +428,10 @@ static void measure_record(struct pmu_group *g)
     json_kv_str(j, "model", PMU.caps.model);
     json_kv_str(j, "arch", pmu_arch_name(PMU.caps.arch));
     json_kv_bool(j, "assumed", PMU.assumed);
+    if (cpu >= 0) {
+        json_kv_uint(j, "cpu", (uint64_t)cpu);
+        json_kv_uint(j, "socket", (uint64_t)socket);
+    }
     json_key(j, "events");
     json_arr_begin(j);
     for (unsigned i = 0; i < g->n; i++) {
@@ -452,7 +461,7 @@ static void measure_record(struct pmu_group *g)
         json_kv_hex(j, "global_ctrl", global_mask(g));
     if (uses(g, PMU_SLOT_INTEL_FIXED))
         json_kv_hex(j, "fixed_ctr_ctrl", fixed_ctrl_value(g));
-    if (uses(g, PMU_SLOT_UNCORE_GP) || uses(g, PMU_SLOT_UNCORE_FIXED))
+    if (pmu_group_uses_uncore(g))
         json_kv_hex(j, "uncore_global_ctrl", uncore_mask(g));
     if (g->pebs) {
         json_key(j, "pebs");
@@ -482,7 +491,7 @@ int pmu_group_program(struct pmu_group *g)
     if (g != &cycles_group && cycles_group.programmed)
         pmu_cycles_stop();
     g->id = pmu_window_next_id();
-    measure_record(g);
+    pmu_group_record(g, -1, -1);
     pmu_window_open(g->id);
 
     /* Errata AAK100 (06_1A), AAP53 (06_1E), BD53 (06_2C), and the other Nehalem/Westmere models Linux

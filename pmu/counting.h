@@ -70,6 +70,12 @@ int pmu_group_add_all(struct pmu_group *g, const struct pmu_event_enc *e, unsign
  * counters cleared or preloaded, overflow status cleared, IA32_PEBS_ENABLE (if pebs). Nothing counts
  * yet. Returns 0, or -1 when the group is empty. */
 int pmu_group_program(struct pmu_group *g);
+/* The group's `pmu_measure` record (what pmu_group_program emits first): events, counters, MSRs, the
+ * global enables; with cpu >= 0 also the CPU and socket whose MSRs it programs (a group programmed on
+ * another socket's CPU, pmu/uncore_bw.c). */
+void pmu_group_record(const struct pmu_group *g, int cpu, int socket);
+/* Whether the group has uncore counters (general or fixed). */
+bool pmu_group_uses_uncore(const struct pmu_group *g);
 /* Enable: uncore global, local enables (AMD, NetBurst, perfmon v1), then IA32_PERF_GLOBAL_CTRL last. */
 void pmu_group_start(struct pmu_group *g);
 /* Disable: IA32_PERF_GLOBAL_CTRL first, then the local enables and the uncore global control. */

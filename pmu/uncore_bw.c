@@ -169,77 +169,6 @@ static void find_sockets(bool per_node)
  * then every control zeroed). Its msr_trace entries queue and are written by the BSP inside the
  * window. Uncore, AMD core and AMD northbridge counters only: the bandwidth events. */
 
-static const char *slot_kind(uint8_t k)
-{
-    switch (k) {
-    case PMU_SLOT_UNCORE_GP: return "uncore";
-    case PMU_SLOT_UNCORE_FIXED: return "uncore_fixed";
-    case PMU_SLOT_AMD: return "amd";
-    case PMU_SLOT_AMD_NB: return "amd_nb";
-    default: return "?";
-    }
-}
-
-static bool uses_uncore(const struct pmu_group *g)
-{
-    for (unsigned i = 0; i < g->n; i++)
-        if (g->s[i].kind == PMU_SLOT_UNCORE_GP || g->s[i].kind == PMU_SLOT_UNCORE_FIXED)
-            return true;
-    return false;
-}
-
-static uint64_t uncore_enable(const struct pmu_group *g)
-{
-    uint8_t pc = 0;
-    bool fc = false;
-    for (unsigned i = 0; i < g->n; i++) {
-        if (g->s[i].kind == PMU_SLOT_UNCORE_GP)
-            pc |= (uint8_t)(1u << g->s[i].index);
-        else if (g->s[i].kind == PMU_SLOT_UNCORE_FIXED)
-            fc = true;
-    }
-    return pmu_enc_uncore_global_ctrl(pc, fc, 0, false);
-}
-
-static void remote_record(const struct pmu_group *g, int cpu, const struct bw_socket *s)
-{
-    char cname[24];
-    struct json *j = pmu_rec_begin("pmu_measure");
-    json_kv_uint(j, "id", g->id);
-    json_kv_str(j, "what", g->what);
-    if (g->label)
-        json_kv_str(j, "label", g->label);
-    json_kv_str(j, "model", PMU.caps.model);
-    json_kv_str(j, "arch", pmu_arch_name(PMU.caps.arch));
-    json_kv_bool(j, "assumed", PMU.assumed);
-    json_kv_uint(j, "cpu", (uint64_t)cpu);
-    json_kv_uint(j, "socket", s->package);
-    json_key(j, "events");
-    json_arr_begin(j);
-    for (unsigned i = 0; i < g->n; i++) {
-        const struct pmu_slot *sl = &g->s[i];
-        json_obj_begin(j);
-        json_kv_str(j, "name", sl->name);
-        json_kv_str(j, "table", sl->table);
-        json_kv_str(j, "kind", slot_kind(sl->kind));
-        pmu_slot_counter_name(sl, cname, sizeof(cname));
-        json_kv_str(j, "counter", cname);
-        json_kv_uint(j, "index", sl->index);
-        json_kv_uint(j, "width", sl->width);
-        json_kv_hex(j, "ctl_msr", sl->ctl_msr);
-        json_kv_hex(j, "ctr_msr", sl->ctr_msr);
-        json_kv_hex(j, "ctl", sl->ctl);
-        pmu_json_msr(j, "extra_msr", 0);
-        pmu_json_msr(j, "escr_msr", 0);
-        json_kv_hex(j, "preload", sl->preload);
-        json_obj_end(j);
-    }
-    json_arr_end(j);
-    if (uses_uncore(g))
-        json_kv_hex(j, "uncore_global_ctrl", uncore_enable(g));
-    pmu_rec_end();
-}
-
 static void wr(struct pmu_group *g, uint32_t msr, uint64_t v)
 {
     if (wrmsr_safe(msr, v) != MSR_OK)
@@ -248,7 +177,7 @@ static void wr(struct pmu_group *g, uint32_t msr, uint64_t v)
 
 static void program_here(struct pmu_group *g)
 {
-    bool unc = uses_uncore(g);
+    bool unc = pmu_group_uses_uncore(g);
     if (unc)
         wr(g, MSR_UNCORE_PERF_GLOBAL_CTRL, 0);
     for (unsigned i = 0; i < g->n; i++) {
@@ -278,7 +207,7 @@ static void program_here(struct pmu_group *g)
 
 static void release_here(struct pmu_group *g)
 {
-    bool unc = uses_uncore(g), fixed = false;
+    bool unc = pmu_group_uses_uncore(g), fixed = false;
     if (g->running)
         pmu_group_stop(g);
     for (unsigned i = 0; i < g->n; i++) {
@@ -370,7 +299,7 @@ static void measure_socket(struct bw_socket *s, const char *what, size_t bytes)
                 break;
             }
             pc.g.id = pmu_window_next_id();
-            remote_record(&pc.g, s->cpu, s);
+            pmu_group_record(&pc.g, s->cpu, (int)s->package);
             pmu_window_open(pc.g.id);
             int rc = smp_run_on((uint32_t)s->cpu, remote_job, &job, SMP_DEFAULT_TIMEOUT_US);
             pmu_window_close(pc.g.id);

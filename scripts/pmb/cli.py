@@ -300,15 +300,23 @@ def _open_existing(target):
         return None
 
 
+def _figure_names(conn, figure):
+    """The figure names --figure selects (all when None), or [] after saying why."""
+    from . import history
+    names = history.select_names(conn, figure)
+    if not names:
+        err("no figure matches %r" % figure if figure else "the database holds no figures")
+    return names
+
+
 def cmd_history(a):
     from . import history
     conn = _open_existing(a.db)
     if conn is None:
         return EXIT_FAIL
     try:
-        names = history.select_names(conn, a.figure)
+        names = _figure_names(conn, a.figure)
         if not names:
-            err("no figure matches %r" % a.figure if a.figure else "the database holds no figures")
             return EXIT_FAIL
         runs, values, verdicts = history.trend(conn, names, a.machine, a.last)
     finally:
@@ -324,14 +332,13 @@ def cmd_history(a):
 # ---- fleet -----------------------------------------------------------------------------------
 
 def cmd_fleet(a):
-    from . import fleet, history
+    from . import fleet
     conn = _open_existing(a.db)
     if conn is None:
         return EXIT_FAIL
     try:
-        names = history.select_names(conn, a.figure)
+        names = _figure_names(conn, a.figure)
         if not names:
-            err("no figure matches %r" % a.figure if a.figure else "the database holds no figures")
             return EXIT_FAIL
         ms = fleet.build(conn, names)
     finally:
