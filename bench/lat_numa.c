@@ -261,7 +261,7 @@ void bench_loaded_latency(void)
         loaded_unavailable("no memory for the streams");
         return;
     }
-    uint32_t delays[16];
+    uint32_t delays[LAT_LOADED_MAX_DELAYS];
     size_t nd = lat_loaded_delays(cfg->quick, delays, ARRAY_SIZE(delays));
     char bt[24], bt2[24];
     plat_printf("Loaded latency: CPU %u chases %s while %u CPU(s) stream reads over %s each\n", self.id,

@@ -167,8 +167,11 @@ size_t lat_pick_cpus(size_t n, size_t max, uint32_t *out)
 
 size_t lat_loaded_delays(bool quick, uint32_t *out, size_t max)
 {
-    static const uint32_t full[] = {0, 20, 50, 100, 200, 400, 800, 1600, 3200, 6400};
+    /* 16 points, about two per doubling of the delay where the curve bends (MLC draws latency against
+     * bandwidth as a curve; with a handful of points its knee is a guess). */
+    static const uint32_t full[] = {0, 10, 20, 30, 50, 70, 100, 140, 200, 280, 400, 560, 800, 1600, 3200, 6400};
     static const uint32_t fast[] = {0, 400, 6400};
+    _Static_assert(ARRAY_SIZE(full) <= LAT_LOADED_MAX_DELAYS, "LAT_LOADED_MAX_DELAYS too small");
     const uint32_t *d = quick ? fast : full;
     size_t n = quick ? ARRAY_SIZE(fast) : ARRAY_SIZE(full);
     if (!out)

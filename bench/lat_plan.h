@@ -71,7 +71,9 @@ size_t lat_pick_cpus(size_t n, size_t max, uint32_t *out);
 #define LAT_C2C_MAX_CPUS 64
 
 /* Injection delays of the loaded-latency sweep (empty loop iterations between two line reads of each
- * streaming core), largest load first. Returns how many were written (at most max). */
+ * streaming core), largest load first: 16 in the full profile, 3 in the quick one. Returns how many were
+ * written (at most max). */
+#define LAT_LOADED_MAX_DELAYS 16
 size_t lat_loaded_delays(bool quick, uint32_t *out, size_t max);
 
 /* The rows of the guide's Table 2 (plus L1/L2 from its memory-subsystem section), in report order. */

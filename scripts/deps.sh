@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh - make sure the Debian packages pmubench builds and tests with are installed.
 # As root it installs what is missing; otherwise it prints the exact apt-get line and fails.
-PKGS="gcc make binutils gnu-efi ovmf qemu-system-x86 mtools dosfstools gdisk fdisk libpfm4-dev libcmocka-dev python3 python3-pytest python3-matplotlib python3-psycopg postgresql sbsigntool acpica-tools grub-pc-bin"
+PKGS="gcc make binutils gnu-efi ovmf qemu-system-x86 mtools dosfstools gdisk fdisk libpfm4-dev libcmocka-dev python3 python3-pytest python3-matplotlib python3-psycopg postgresql sbsigntool acpica-tools grub-pc-bin chromium"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

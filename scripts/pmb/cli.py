@@ -145,12 +145,34 @@ def cmd_run(a):
         print("pmubench: verified %d records, crc32 %s, run status %s" % (len(run.records), run.crc32, run.status))
         if run.status != "ok" or res.status not in ("ok", "unknown"):
             rc = EXIT_FAIL
+        if not a.no_report:
+            meta["report"] = _write_run_report(run, d)
     with open(os.path.join(d, "boot.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
     _copy_latest(a.out, d)
     print("pmubench: results in %s (copied to %s)" % (d, os.path.join(a.out, "latest")))
+    if meta.get("report"):
+        print("report: %s" % os.path.join(d, meta["report"]))
     return rc
+
+
+def _write_run_report(run, d):
+    """report.html (self-contained), report.md and plots/*.png in the results directory d; the HTML's
+    name, or None after saying why not (a report that cannot be drawn never fails the run)."""
+    from . import report
+    try:
+        doc = report.build(run, want_plots=True)
+        if doc.images():
+            report.write_pngs(doc, os.path.join(d, "plots"))
+        with open(os.path.join(d, "report.md"), "w", encoding="utf-8") as f:
+            f.write(report.to_markdown(doc, "plots" if doc.images() else None))
+        with open(os.path.join(d, "report.html"), "w", encoding="utf-8") as f:
+            f.write(report.to_html(doc))
+    except Exception as e:     # noqa: BLE001 - the run's records are saved; the report is an extra
+        err("report not written: %s: %s" % (type(e).__name__, e))
+        return None
+    return "report.html"
 
 
 # ---- parse -----------------------------------------------------------------------------------
@@ -319,11 +341,12 @@ def cmd_history(a):
         if not names:
             return EXIT_FAIL
         runs, values, verdicts = history.trend(conn, names, a.machine, a.last)
+        bands = history.bands(conn, names, runs) if a.png else None
     finally:
         conn.close()
     sys.stdout.write(history.table(runs, names, values, verdicts))
     if a.png:
-        png = history.plot(runs, names, values, "pmubench history: %s" % (a.figure or "Table 2 rows"))
+        png = history.plot(runs, names, values, "pmubench history: %s" % (a.figure or "Table 2 rows"), bands)
         with open(a.png, "wb") as f:
             f.write(png)
     return EXIT_OK
@@ -402,6 +425,8 @@ def build_parser():
     r.add_argument("--timeout", type=float, default=600, help="hard timeout in seconds (default 600)")
     r.add_argument("-q", "--quiet", action="store_true", help="do not echo firmware/human-readable lines")
     r.add_argument("-v", "--verbose", action="store_true", help="also echo the raw JSON records")
+    r.add_argument("--no-report", action="store_true",
+                   help="do not write report.html / report.md / plots/ into the results directory")
     r.set_defaults(fn=cmd_run)
 
     r = sub.add_parser("parse", help="verify and extract the last complete run from a serial log")

@@ -68,12 +68,35 @@ def table(runs, names, values, verdicts):
     return "\n".join(out) + "\n"
 
 
-def plot(runs, names, values, title="pmubench history"):
+def bands(conn, names, runs):
+    """{name: {run_id: (baseline, allowed, verdict)}}: what nightly compared each run's figure with
+    when it was ingested (the comparisons table; baseline and allowed None without a baseline)."""
+    ids = [r["id"] for r in runs]
+    out = {n: {} for n in names}
+    if ids and names:
+        q = ",".join("?" * len(ids))
+        qn = ",".join("?" * len(names))
+        for row in conn.execute("SELECT run_id, name, baseline, allowed, verdict FROM comparisons"
+                                " WHERE run_id IN (%s) AND name IN (%s)" % (q, qn), ids + names):
+            out[row["name"]][row["run_id"]] = (row["baseline"], row["allowed"], row["verdict"])
+    return out
+
+
+def plot(runs, names, values, title="pmubench history", bands=None):
+    """PNG: one panel per figure, its value over the runs, with the baseline +- tolerance each run was
+    judged against as a shaded band (bands from bands(); without it, the values alone)."""
     from . import plots
     series = {}
+    units = {}
     for n in names:
-        pts = [(r["id"], values[n][r["id"]], None) for r in runs if r["id"] in values[n]]
+        b = (bands or {}).get(n, {})
+        pts = []
+        for r in runs:
+            if r["id"] not in values[n]:
+                continue
+            base, allowed, verdict = b.get(r["id"], (None, None, None))
+            pts.append((r["id"], values[n][r["id"]], base, allowed, verdict))
         if pts:
             series[n] = pts
-    units = {n.rsplit("/", 1)[-1] for n in series}
-    return plots.trend(title, series, "/".join(sorted(units)) or "value")
+            units[n] = n.rsplit("/", 1)[-1]
+    return plots.trend(title, series, units)

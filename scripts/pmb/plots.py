@@ -160,26 +160,117 @@ def table2_chart(rows):
     return _png(fig)
 
 
-def heatmap(title, labels_from, labels_to, matrix, unit, panels=None):
-    """matrix: rows = from, cols = to, None for missing. panels: [(title, matrix)] for several."""
+def heatmap_figure(title, labels_from, labels_to, matrix, unit, panels=None, fmt="%.0f", xlabel="to",
+                   ylabel="from"):
+    """The heat map Figure (heatmap() is its PNG). matrix: rows = from, cols = to, None for missing;
+    panels: [(title, matrix)] for several, side by side, each with its own colour bar. Constrained
+    layout keeps a colour bar's label clear of the next panel's axis label and tick labels."""
     plt = _pyplot()
     panels = panels or [(title, matrix)]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 1, 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels) + 0.6, 4.0), squeeze=False,
+                             layout="constrained")
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("#dddddd")
     for ax, (t, m) in zip(axes[0], panels):
         data = [[float("nan") if v is None else v for v in row] for row in m]
-        im = ax.imshow(data, cmap="viridis", aspect="auto")
+        im = ax.imshow(data, cmap=cmap, aspect="auto")
         ax.set_xticks(range(len(labels_to)), [str(x) for x in labels_to])
         ax.set_yticks(range(len(labels_from)), [str(x) for x in labels_from])
-        ax.set_xlabel("to")
-        ax.set_ylabel("from")
-        ax.set_title(t)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(t, fontsize=10)
         if len(labels_from) * len(labels_to) <= 64:
+            vals = [v for row in m for v in row if v is not None]
+            mid = (min(vals) + max(vals)) / 2 if vals else 0
             for i, row in enumerate(m):
                 for k, v in enumerate(row):
                     if v is not None:
-                        ax.text(k, i, "%.0f" % v, ha="center", va="center", fontsize=7, color="w")
-        fig.colorbar(im, ax=ax, label=unit)
-    return _png(fig)
+                        ax.text(k, i, fmt % v, ha="center", va="center", fontsize=7,
+                                color="k" if v > mid else "w")
+        fig.colorbar(im, ax=ax, label=unit, shrink=0.9)
+    return fig
+
+
+def heatmap(title, labels_from, labels_to, matrix, unit, panels=None, fmt="%.0f", xlabel="to", ylabel="from"):
+    return _png(heatmap_figure(title, labels_from, labels_to, matrix, unit, panels, fmt, xlabel, ylabel))
+
+
+def loaded_latency_figure(points, idle_ns=None, idle_label="idle"):
+    """MLC-style loaded-latency curve. points: [(GB/s, ns, delay)] of the loaded points; idle_ns: the
+    latency with no load (a horizontal dashed line and a distinct marker at 0 GB/s). The delays label
+    the points when there are few enough to read."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+    pts = sorted(points, key=lambda p: p[0])
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=5, color="tab:blue",
+            label="loaded (other CPUs stream reads)")
+    if pts:
+        # label the delays, skipping a label that would sit on one already placed (light loads crowd near 0 GB/s)
+        xr = (max(p[0] for p in pts) - min(p[0] for p in pts)) or 1.0
+        ys = [p[1] for p in pts] + ([idle_ns] if idle_ns is not None else [])
+        yr = (max(ys) - min(ys)) or 1.0
+        placed = []
+        for bw, ns, d in sorted(pts, key=lambda p: p[2]):
+            if all(abs(bw - x) / xr > 0.06 or abs(ns - y) / yr > 0.08 for x, y in placed):
+                ax.annotate(str(d), (bw, ns), textcoords="offset points", xytext=(3, 5), fontsize=8,
+                            color="tab:gray")
+                placed.append((bw, ns))
+    if idle_ns is not None:
+        ax.axhline(idle_ns, color="tab:green", ls="--", lw=1.2, label="%s: %.1f ns" % (idle_label, idle_ns))
+        ax.plot([0], [idle_ns], marker="D", ms=8, color="tab:green", ls="none")
+    xmax = max([p[0] for p in pts] + [0.0])
+    ax.set_xlim(-0.02 * (xmax or 1.0), None)
+    ax.margins(y=0.1)
+    ax.set_xlabel("bandwidth of the load generators (GB/s, 10^9 bytes/s)")
+    ax.set_ylabel("load-to-use latency (ns)")
+    ax.set_title("Loaded latency: latency vs achieved bandwidth (labels: injection delay)", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def loaded_latency(points, idle_ns=None, idle_label="idle"):
+    return _png(loaded_latency_figure(points, idle_ns, idle_label))
+
+
+def branch_curves_figure(panels, refs=None):
+    """One panel per sweep. panels: [(title, xlabel, {series: [(x, cycles, mispredict rate or None)]}, logx)];
+    refs: {label: cycles} drawn as horizontal lines in every panel (the predictable and the random
+    conditional branch). The mispredict rate, where measured, on a second axis (dotted)."""
+    plt = _pyplot()
+    refs = refs or {}
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels) + 0.5, 4.2), squeeze=False,
+                             layout="constrained")
+    ref_style = [("tab:green", ":"), ("tab:red", "--"), ("tab:gray", "-.")]
+    for ax, (title, xlabel, series, logx) in zip(axes[0], panels):
+        twin = None
+        for i, (label, pts) in enumerate(series.items()):
+            pts = sorted(pts, key=lambda p: p[0])
+            c = "C%d" % i
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4, color=c, label=label)
+            rates = [(p[0], p[2]) for p in pts if p[2] is not None]
+            if rates:
+                if twin is None:
+                    twin = ax.twinx()
+                    twin.set_ylim(-0.02, 1.02)
+                    twin.set_ylabel("mispredict rate (dotted)", fontsize=8)
+                    twin.tick_params(labelsize=7)
+                twin.plot([r[0] for r in rates], [r[1] for r in rates], ls=":", marker=".", color=c, alpha=0.8)
+        for (label, y), (col, ls) in zip(refs.items(), ref_style):
+            ax.axhline(y, color=col, ls=ls, lw=1, label="%s %.1f" % (label, y))
+        if logx:
+            ax.set_xscale("log", base=2)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel(xlabel)
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    axes[0][0].set_ylabel("core cycles per branch")
+    return fig
+
+
+def branch_curves(panels, refs=None):
+    return _png(branch_curves_figure(panels, refs))
 
 
 def lines(title, xlabel, ylabel, series, logx=False):
@@ -200,20 +291,42 @@ def lines(title, xlabel, ylabel, series, logx=False):
     return _png(fig)
 
 
-def trend(title, series, ylabel):
-    """series: {figure name: [(run index, value, baseline or None)]}."""
+def trend_figure(title, series, units=None):
+    """One panel per figure, over the runs. series: {figure name: [(run id, value, baseline, allowed,
+    verdict)]}: baseline and allowed (None when the run had no baseline) are what nightly compared
+    that run with; the baseline +- allowed is a shaded band, the baseline a dashed line, a point
+    found regressed a red cross, an improved one a green triangle. units: {name: unit} for the y labels."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for label, pts in series.items():
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4, label=label)
-    ax.set_xlabel("run id")
-    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    if series:
-        ax.legend(fontsize=7)
-    return _png(fig)
+    names = list(series) or ["(no figures)"]
+    fig, axes = plt.subplots(len(names), 1, figsize=(8, 2.6 * len(names) + 0.8), squeeze=False, sharex=True,
+                             layout="constrained")
+    for ax, name in zip([a[0] for a in axes], names):
+        pts = sorted(series.get(name, []), key=lambda p: p[0])
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4, color="tab:blue", label="value")
+        band = [p for p in pts if p[2] is not None and p[3] is not None]
+        if band:
+            xs = [p[0] for p in band]
+            ax.fill_between(xs, [p[2] - p[3] for p in band], [p[2] + p[3] for p in band], step="mid",
+                            color="tab:gray", alpha=0.3, lw=0, label="baseline +- tolerance")
+            ax.step(xs, [p[2] for p in band], where="mid", color="tab:gray", ls="--", lw=1, label="baseline")
+        for verdict, mk, col in (("regressed", "X", "tab:red"), ("improved", "^", "tab:green")):
+            hit = [p for p in pts if len(p) > 4 and p[4] == verdict]
+            if hit:
+                ax.plot([p[0] for p in hit], [p[1] for p in hit], ls="none", marker=mk, ms=9, color=col,
+                        label=verdict)
+        ax.set_title(name, fontsize=9)
+        ax.set_ylabel((units or {}).get(name, ""))
+        ax.grid(True, alpha=0.3)
+        if pts:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    axes[-1][0].set_xlabel("run id")
+    axes[-1][0].xaxis.set_major_locator(plt.MaxNLocator(integer=True))
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def trend(title, series, units=None):
+    return _png(trend_figure(title, series, units))
 
 
 def deviation_map(title, rows, cols, data, label="%"):

@@ -287,21 +287,71 @@ def section_c2c(doc, run, want_plots):
         doc.p("%s, rows: from CPU, columns: to CPU" % title.capitalize())
         _matrix_table(doc, froms, tos, m, "from\\to")
         panels.append((title, m))
-    if want_plots:
-        doc.img("c2c.png", "Core-to-core latency heat maps", plots.heatmap("c2c", froms, tos, None, "ns", panels))
+    if want_plots and any(v is not None for _t, m in panels for row in m for v in row):
+        doc.img("c2c.png", "Core-to-core latency heat maps (rows: from CPU, columns: to CPU), HIT and HITM, "
+                "each with its own colour bar", plots.heatmap("c2c", froms, tos, None, "latency (ns)", panels,
+                                                             xlabel="to CPU", ylabel="from CPU"))
+
+
+def _numa_bandwidth(run):
+    """{(kernel, isa): [records]} of the bandwidth benchmark's NUMA node-pair series (docs/bandwidth-
+    branch-penalty.md: series "numa", threads on node_from, memory on node_to)."""
+    out = {}
+    for r in run.by_type("bandwidth"):
+        if r.get("series") == "numa" and _isnum(r.get("node_from")) and _isnum(r.get("node_to")):
+            out.setdefault((str(r.get("kernel")), str(r.get("isa"))), []).append(r)
+    return out
 
 
 def section_numa(doc, run, want_plots):
-    doc.h(2, "NUMA latency")
+    doc.h(2, "NUMA latency and bandwidth")
     recs = run.by_type("numa_latency")
     if not recs:
         doc.missing("no `numa_latency` records")
+    else:
+        froms, tos, m = _matrix(recs, "from_node", "to_node", lambda r: value(r, "ns"))
+        doc.p("Idle DRAM latency in ns, rows: CPU node, columns: memory node")
+        _matrix_table(doc, froms, tos, m, "node")
+        if want_plots and any(v is not None for row in m for v in row):
+            doc.img("numa.png", "NUMA latency heat map (rows: CPU node, columns: memory node)",
+                    plots.heatmap("NUMA latency (ns)", froms, tos, m, "latency (ns)", xlabel="memory node",
+                                  ylabel="CPU node"))
+    doc.h(3, "NUMA node-pair bandwidth")
+    groups = _numa_bandwidth(run)
+    if not groups:
+        doc.p("_No NUMA-pair bandwidth in this run_ (no `bandwidth` records of series `numa`: the bandwidth "
+              "benchmark writes them only with more than one NUMA node).")
         return
-    froms, tos, m = _matrix(recs, "from_node", "to_node", lambda r: value(r, "ns"))
-    doc.p("ns, rows: CPU node, columns: memory node")
-    _matrix_table(doc, froms, tos, m, "node")
-    if want_plots:
-        doc.img("numa.png", "NUMA latency heat map", plots.heatmap("NUMA latency (ns)", froms, tos, m, "ns"))
+    panels = []
+    froms = tos = None
+    for (kern, isa), rs in groups.items():
+        f, t, m = _matrix(rs, "node_from", "node_to",
+                          lambda r: value(r, "bytes_per_s") / 1e9 if _isnum(value(r, "bytes_per_s")) else None)
+        threads = sorted({r.get("threads") for r in rs if _isnum(r.get("threads"))})
+        doc.p("%s (%s), GB/s (10^9 bytes/s), all cores of the CPU node (%s thread%s), rows: CPU node, "
+              "columns: memory node" % (kern, isa, "/".join(map(str, threads)) or "?",
+                                        "" if threads == [1] else "s"))
+        doc.table(["node"] + [str(x) for x in t], [[str(a)] + [gbs(v * 1e9) if v is not None else "" for v in row]
+                                                  for a, row in zip(f, m)])
+        if froms is None or (f == froms and t == tos):
+            froms, tos = f, t
+            panels.append(("%s (%s), GB/s" % (kern, isa), m))
+    if want_plots and panels and any(v is not None for _t, m in panels for row in m for v in row):
+        doc.img("numa_bandwidth.png", "NUMA node-pair bandwidth heat maps, one per kernel (rows: CPU node, "
+                "columns: memory node)", plots.heatmap("NUMA bandwidth", froms, tos, None, "GB/s", panels,
+                                                      fmt="%.3g", xlabel="memory node", ylabel="CPU node"))
+
+
+def _idle_latency(run, loaded):
+    """(ns, label) of the unloaded latency: the loaded-latency sweep's own idle point, else the Table 2
+    local_DRAM row (the same chain rule; bench/lat_numa.c cross-checks the two), else (None, None)."""
+    for r in loaded:
+        if r.get("delay") == "idle" and r.get("status", "ok") == "ok" and _isnum(value(r, "ns")):
+            return value(r, "ns"), "idle (no load)"
+    for r in run.by_type("data_source"):
+        if r.get("source") == "local_DRAM" and r.get("status", "ok") == "ok" and _isnum(value(r, "ns")):
+            return value(r, "ns"), "idle: Table 2 local_DRAM row"
+    return None, None
 
 
 def section_loaded(doc, run, want_plots):
@@ -311,13 +361,22 @@ def section_loaded(doc, run, want_plots):
         doc.missing("no `loaded_latency` records")
         return
     # "bytes_per_s" here is the load generators' bandwidth, a value of its own beside the latency figure
-    doc.table(["Delay", "Bandwidth (GB/s)", "Latency (ns)"],
-              [[r.get("delay"), gbs(r.get("bytes_per_s")), num(value(r, "ns"))] for r in recs])
-    if want_plots:
-        pts = [(r["bytes_per_s"] / 1e9, value(r, "ns")) for r in recs
-               if _isnum(r.get("bytes_per_s")) and _isnum(value(r, "ns"))]
-        doc.img("loaded_latency.png", "Loaded latency", plots.lines("Loaded latency", "bandwidth (GB/s)",
-                                                                     "latency (ns)", {"loaded": pts}))
+    doc.table(["Delay", "Streamers", "Bandwidth (GB/s)", "Latency (ns)", "Spread", "Status"],
+              [[r.get("delay"), r.get("streamers", ""), gbs(r.get("bytes_per_s")), num(value(r, "ns")),
+                pct(spread(r)), r.get("status", "ok") + (" (%s)" % r["reason"] if r.get("reason") else "")]
+               for r in recs])
+    pts = [(r["bytes_per_s"] / 1e9, value(r, "ns"), r["delay"]) for r in recs
+           if _isnum(r.get("delay")) and r.get("status", "ok") == "ok" and _isnum(r.get("bytes_per_s"))
+           and _isnum(value(r, "ns"))]
+    idle, idle_label = _idle_latency(run, recs)
+    if pts and idle is not None:
+        heavy = min(pts, key=lambda p: p[2])
+        doc.p("Unloaded latency %s ns (%s); at the heaviest load (delay %s) %s ns at %s GB/s, %+.0f%%." % (
+            num(idle), idle_label, heavy[2], num(heavy[1]), num(heavy[0]), 100 * (heavy[1] / idle - 1)))
+    if want_plots and pts:
+        doc.img("loaded_latency.png", "Loaded latency: latency vs the load generators' bandwidth, one point per "
+                "injection delay (%d), %s as the dashed line" % (len(pts), idle_label or "no idle point"),
+                plots.loaded_latency(pts, idle, idle_label or "idle"))
 
 
 def section_bandwidth(doc, run, want_plots):
@@ -372,15 +431,55 @@ def section_bandwidth(doc, run, want_plots):
                                                      series))
 
 
-def section_branch(doc, run):
+def _branch_x(r, key):
+    return r.get(key) if _isnum(r.get(key)) else None
+
+
+def section_branch(doc, run, want_plots=False):
     doc.h(2, "Branch prediction")
     recs = run.by_type("branch")
     if not recs:
         doc.missing("no `branch` records")
         return
-    doc.table(["Test", "Period", "Cycles/branch", "Mispredict rate", "Method"],
-              [[r.get("test"), r.get("period"), num(value(r, "cycles")), pct(r.get("mispredict_rate")),
-                r.get("method", "")] for r in recs])
+    doc.table(["Test", "Period", "Targets", "Depth", "Cycles/branch", "Mispredict rate", "Method"],
+              [[r.get("test"), "" if r.get("period") is None else r.get("period"), r.get("targets", ""),
+                r.get("depth", ""), num(value(r, "cycles")), pct(r.get("mispredict_rate")), r.get("method", "")]
+               for r in recs])
+    pen = next((p for p in run.by_type("penalty") if p.get("name") == "branch_mispredict"), None)
+    if pen is not None and _isnum(value(pen, "cycles")):
+        doc.p("Mispredict penalty (`penalty` branch_mispredict): %s cycles (%s)." % (
+            num(value(pen, "cycles")), pen.get("method", "")))
+    if not want_plots:
+        return
+
+    def pts(test, key):
+        out = []
+        for r in recs:
+            x, y = _branch_x(r, key), value(r, "cycles")
+            if r.get("test") == test and x is not None and _isnum(y):
+                rate = r.get("mispredict_rate")
+                out.append((x, y, rate if _isnum(rate) else None))
+        return out
+    panels = []
+    p = pts("pattern", "period")
+    if p:
+        panels.append(("Pattern period", "pattern period (branches, log2)", {"pattern": p}, True))
+    ind = {lab: v for lab, v in (("indirect, random target", pts("indirect_random", "targets")),
+                                 ("indirect, cyclic targets", pts("indirect_cyclic", "targets"))) if v}
+    if ind:
+        panels.append(("Indirect target count", "distinct targets (log2)", ind, True))
+    p = pts("return_stack", "depth")
+    if p:
+        panels.append(("Return-stack depth", "call depth (call+return pairs)", {"return_stack": p}, False))
+    refs = {}
+    for test, label in (("cond_predictable", "predictable"), ("cond_random", "random (LFSR)")):
+        r = next((x for x in recs if x.get("test") == test and _isnum(value(x, "cycles"))), None)
+        if r is not None:
+            refs[label] = value(r, "cycles")
+    if any(len(v) >= 2 for _t, _x, series, _l in panels for v in series.values()):
+        doc.img("branch.png", "Cycles per branch vs pattern period, indirect target count and return-stack depth "
+                "(dotted, right axis: mispredict rate where measured); horizontal lines: the predictable and the "
+                "random conditional branch", plots.branch_curves(panels, refs))
 
 
 def section_penalties(doc, run):
@@ -486,7 +585,7 @@ def build(run, want_plots=True):
     section_numa(doc, run, want_plots)
     section_loaded(doc, run, want_plots)
     section_bandwidth(doc, run, want_plots)
-    section_branch(doc, run)
+    section_branch(doc, run, want_plots)
     section_penalties(doc, run)
     section_cycle_accounting(doc, run)
     section_selftest(doc, run)

@@ -287,7 +287,8 @@ static void loaded_delays_start_at_full_load(void **state)
     (void)state;
     uint32_t d[32];
     size_t n = lat_loaded_delays(false, d, 32);
-    assert_true(n >= 8);
+    assert_true(n >= 12); /* enough points for a latency-vs-bandwidth curve */
+    assert_true(n <= LAT_LOADED_MAX_DELAYS);
     assert_int_equal(d[0], 0);
     for (size_t i = 1; i < n; i++)
         assert_true(d[i] > d[i - 1]);
@@ -295,6 +296,11 @@ static void loaded_delays_start_at_full_load(void **state)
     size_t nq = lat_loaded_delays(true, q, 32);
     assert_true(nq >= 2 && nq < n);
     assert_int_equal(q[0], 0);
+    assert_int_equal(d[n - 1], 6400); /* the lightest load stays where it was */
+    /* between 10 and 800 no step more than doubles the delay (the knee is in there) */
+    for (size_t i = 1; i < n; i++)
+        if (d[i - 1] >= 10 && d[i] <= 800)
+            assert_true(d[i] <= 2 * d[i - 1]);
     assert_int_equal(lat_loaded_delays(false, d, 3), 3);
     assert_int_equal(lat_loaded_delays(false, NULL, 3), 0);
 }

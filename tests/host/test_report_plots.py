@@ -1,0 +1,399 @@
+"""Issue 13, the plots: c2c and NUMA heat maps whose colour bars keep clear of the next panel, the loaded-latency
+curve with its idle point, the branch curves, NUMA node-pair bandwidth, history trends with the baseline band,
+every figure as a PNG file and inlined in the HTML only when the run has its data, and `pmubench run` writing
+the report beside the log."""
+import base64
+import io
+import os
+import re
+
+import pytest
+
+import logs
+from pmb import cli, history, plots, qemu, report
+from pmb.parse import parse_log
+
+pytestmark = pytest.mark.skipif(not plots.available(), reason="matplotlib not installed (scripts/deps.sh installs it)")
+
+DELAYS = (0, 10, 20, 30, 50, 70, 100, 140, 200, 280, 400, 560, 800, 1600, 3200, 6400)
+IDLE_NS = 63.5
+
+
+def loaded_sweep():
+    """The full profile's loaded-latency records as bench/lat_numa.c writes them: 16 delays, then idle."""
+    recs = []
+    for d in DELAYS:
+        bw = 20e9 / (1 + d / 100)
+        ns = IDLE_NS + 90 / (1 + d / 50)
+        recs.append(dict({"type": "loaded_latency", "delay": d, "streamers": 3, "bytes_per_s": bw, "cpu": 0,
+                          "status": "ok", "figure": "loaded_latency/%d" % d}, **logs.stats("ns", ns, 0.03, 21)))
+    recs.append(dict({"type": "loaded_latency", "delay": "idle", "streamers": 0, "bytes_per_s": 0, "cpu": 0,
+                      "status": "ok", "figure": "loaded_latency/idle"}, **logs.stats("ns", IDLE_NS, 0.02, 21)))
+    return recs
+
+
+def numa_bandwidth(kernels=("read", "triad")):
+    recs = []
+    for k in kernels:
+        for a in (0, 1):
+            for b in (0, 1):
+                bw = (10e9 if a == b else 6e9) * (1.2 if k == "read" else 1.0)
+                recs.append(dict({"type": "bandwidth", "series": "numa", "kernel": k, "isa": "avx2",
+                                  "bytes": 64 << 20, "threads": 2, "node_from": a, "node_to": b,
+                                  "figure": "bandwidth/numa/%s/avx2/%d-%d" % (k, a, b)},
+                                 **logs.stats("bytes_per_s", bw, 0.02, 5)))
+    return recs
+
+
+def run_of(recs):
+    return parse_log("\n".join(logs.run_lines(recs)))
+
+
+def rich_recs():
+    """Everything the plots draw: full_run without its 3-point loaded sweep, plus the 16-point one, the branch
+    sweep and the NUMA node-pair bandwidth series."""
+    recs = [r for r in logs.full_run(jitter=0) if r["type"] != "loaded_latency"]
+    return recs + loaded_sweep() + logs.branch_sweep() + numa_bandwidth()
+
+
+def rich():
+    return run_of(rich_recs())
+
+
+def spy(monkeypatch, name):
+    seen = []
+    real = getattr(plots, name)
+
+    def wrapper(*a, **kw):
+        seen.append((a, kw))
+        return real(*a, **kw)
+    monkeypatch.setattr(plots, name, wrapper)
+    return seen
+
+
+def png_ok(data):
+    import matplotlib.image as mpimg
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    a = mpimg.imread(io.BytesIO(data), format="png")
+    assert a.ndim == 3 and a.shape[0] > 200 and a.shape[1] > 300
+    return a
+
+
+# ---- 1. heat maps: a colour bar's label never sits on the next panel's axis labels ---------------------------
+
+def _extent(artist, renderer):
+    return artist.get_window_extent(renderer)
+
+
+def _colourbar_clashes(fig, heat_axes):
+    """[(panel, what)] where panel i's colour-bar label (or tick labels) overlaps panel i+1's y-axis label or
+    tick labels, or where two panels' boxes overlap."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    bad = []
+    for i, ax in enumerate(heat_axes):
+        cb = ax.images[0].colorbar
+        assert cb is not None, "panel %d has no colour bar" % i
+        assert cb.ax.yaxis.label.get_text(), "colour bar %d has no label" % i
+        mine = [_extent(cb.ax.yaxis.label, r)] + [_extent(t, r) for t in cb.ax.get_yticklabels() if t.get_text()]
+        if i + 1 < len(heat_axes):
+            nxt = heat_axes[i + 1]
+            theirs = [_extent(nxt.yaxis.label, r)] + [_extent(t, r) for t in nxt.get_yticklabels() if t.get_text()]
+            theirs.append(_extent(nxt, r))
+            for a in mine:
+                for b in theirs:
+                    if a.overlaps(b):
+                        bad.append((i, "colour bar label/ticks over panel %d's axis" % (i + 1)))
+            if _extent(ax, r).overlaps(_extent(nxt, r)):
+                bad.append((i, "panels overlap"))
+        # the colour bar keeps clear of its own panel too
+        if _extent(cb.ax, r).overlaps(_extent(ax, r)):
+            bad.append((i, "colour bar over its own panel"))
+    return bad
+
+
+def test_c2c_heatmap_colour_bar_labels_do_not_overlap_next_panel(monkeypatch):
+    seen = spy(monkeypatch, "heatmap")
+    report.build(run_of(logs.full_run(jitter=0, cpus=8)), want_plots=True)
+    (args, kw), = [s for s in seen if s[0][0] == "c2c"]
+    fig = plots.heatmap_figure(*args, **kw)
+    heat = [a for a in fig.axes if a.images and a.images[0].colorbar is not None]
+    assert len(heat) == 2 and heat[0].get_ylabel() == heat[1].get_ylabel() == "from CPU"
+    assert _colourbar_clashes(fig, heat) == []
+    assert heat[0].images[0].colorbar.ax.get_ylabel() == "latency (ns)"
+
+
+def test_the_overlap_check_catches_the_old_layout():
+    """The check is real: two panels with colour bars in a plain (not constrained) layout at the old size
+    put the first colour bar's label on the second panel's y label."""
+    plt = plots._pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(4.2 * 2 + 1, 3.8), squeeze=False)
+    for ax in axes[0]:
+        im = ax.imshow([[1, 2, 3, 4]] * 4, aspect="auto")
+        ax.set_ylabel("from CPU")
+        fig.colorbar(im, ax=ax, label="clean line HIT latency (ns)")
+    assert _colourbar_clashes(fig, list(axes[0]))
+    plt.close(fig)
+
+
+def test_numa_bandwidth_heatmaps_clear_and_in_report(monkeypatch):
+    seen = spy(monkeypatch, "heatmap")
+    doc = report.build(rich(), want_plots=True)
+    imgs = dict(doc.images())
+    png_ok(imgs["numa_bandwidth.png"])
+    png_ok(imgs["numa.png"])
+    (args, kw), = [s for s in seen if s[0][0] == "NUMA bandwidth"]
+    _title, froms, tos, _m, unit, panels = args[:6]
+    assert (froms, tos, unit) == ([0, 1], [0, 1], "GB/s")
+    assert [t for t, _ in panels] == ["read (avx2), GB/s", "triad (avx2), GB/s"]
+    assert panels[0][1] == [[pytest.approx(12.0), pytest.approx(7.2)], [pytest.approx(7.2), pytest.approx(12.0)]]
+    assert panels[1][1] == [[pytest.approx(10.0), pytest.approx(6.0)], [pytest.approx(6.0), pytest.approx(10.0)]]
+    fig = plots.heatmap_figure(*args, **kw)
+    heat = [a for a in fig.axes if a.images and a.images[0].colorbar is not None]
+    assert len(heat) == 2 and _colourbar_clashes(fig, heat) == []
+    md = report.to_markdown(doc)
+    sec = md.split("## NUMA latency and bandwidth")[1].split("\n## ")[0]
+    assert "### NUMA node-pair bandwidth" in sec and "read (avx2), GB/s" in sec and "| 0 | 12.00 | 7.20 |" in sec
+    assert "No NUMA-pair bandwidth" not in sec
+
+
+def test_no_numa_pair_bandwidth_is_said_and_not_drawn():
+    doc = report.build(run_of(logs.full_run(jitter=0)), want_plots=True)
+    assert "numa_bandwidth.png" not in dict(doc.images())
+    assert "numa.png" in dict(doc.images())                 # the latency one still: its records exist
+    md = report.to_markdown(doc)
+    assert "_No NUMA-pair bandwidth in this run_" in md
+    html = report.to_html(doc)
+    assert "<i>No NUMA-pair bandwidth in this run</i>" in html
+
+
+# ---- 2. loaded latency as a curve, the idle point marked ----------------------------------------------------
+
+def test_loaded_latency_curve_with_idle_point(monkeypatch):
+    seen = spy(monkeypatch, "loaded_latency")
+    doc = report.build(rich(), want_plots=True)
+    (args, _kw), = seen
+    pts, idle, label = args
+    assert len(pts) == len(DELAYS) >= 12
+    assert sorted(p[2] for p in pts) == list(DELAYS)          # the idle record is not a loaded point
+    assert idle == IDLE_NS and label == "idle (no load)"
+    by_delay = {p[2]: p for p in pts}
+    assert by_delay[0][0] == pytest.approx(20.0) and by_delay[0][1] == pytest.approx(IDLE_NS + 90)
+    png_ok(dict(doc.images())["loaded_latency.png"])
+    fig = plots.loaded_latency_figure(pts, idle, label)
+    ax = fig.axes[0]
+    curve = [l for l in ax.lines if len(l.get_xdata()) == len(DELAYS)]
+    assert len(curve) == 1 and curve[0].get_marker() == "o" and curve[0].get_linestyle() == "-"
+    xs = list(curve[0].get_xdata())
+    assert xs == sorted(xs)                                     # drawn as a curve along the bandwidth
+    hline = [l for l in ax.lines if list(l.get_ydata()) == [idle, idle] and l.get_linestyle() == "--"]
+    idle_marker = [l for l in ax.lines if list(l.get_xdata()) == [0] and l.get_marker() == "D"]
+    assert hline and idle_marker
+    assert any("idle (no load): 63.5 ns" in t.get_text() for t in ax.get_legend().get_texts())
+    md = report.to_markdown(doc)
+    assert "Unloaded latency 63.5 ns (idle (no load)); at the heaviest load (delay 0) 154 ns at 20.0 GB/s, +142%." in md
+    plots._pyplot().close(fig)
+
+
+def test_loaded_latency_idle_falls_back_to_local_dram_row(monkeypatch):
+    """A log without the idle point (an older tool) takes the unloaded figure from the Table 2 local_DRAM row."""
+    seen = spy(monkeypatch, "loaded_latency")
+    recs = [r for r in rich_recs() if r.get("delay") != "idle"]
+    report.build(run_of(recs), want_plots=True)
+    (args, _kw), = seen
+    dram = next(r for r in recs if r["type"] == "data_source" and r["source"] == "local_DRAM")
+    assert args[1] == dram["median"] and args[2] == "idle: Table 2 local_DRAM row"
+
+
+def test_loaded_latency_unavailable_has_no_plot():
+    recs = logs.minimal_run() + [{"type": "loaded_latency", "status": "unavailable", "reason": "one CPU",
+                                  "unit": "ns", "median": None}]
+    doc = report.build(run_of(recs), want_plots=True)
+    assert "loaded_latency.png" not in dict(doc.images())
+    assert "unavailable (one CPU)" in report.to_markdown(doc)
+
+
+# ---- 3. branch curves -----------------------------------------------------------------------------------------
+
+def test_branch_curves_one_panel_per_sweep(monkeypatch):
+    seen = spy(monkeypatch, "branch_curves")
+    doc = report.build(run_of(logs.full_run(jitter=0) + logs.branch_sweep(jitter=0)), want_plots=True)
+    (args, _kw), = seen
+    panels, refs = args
+    assert [p[0] for p in panels] == ["Pattern period", "Indirect target count", "Return-stack depth"]
+    sweep = {(r["test"], r.get("period"), r.get("targets"), r.get("depth")): r["median"]
+             for r in logs.branch_sweep(jitter=0)}
+    pattern = panels[0][2]["pattern"]
+    assert sorted(p[0] for p in pattern) == [1, 8, 128, 2048]
+    assert all(p[1] == sweep[("pattern", p[0], None, None)] for p in pattern)
+    ind = panels[1][2]
+    assert set(ind) == {"indirect, random target", "indirect, cyclic targets"}
+    assert sorted(p[0] for p in ind["indirect, random target"]) == [1, 2, 4, 8, 16, 32, 64]
+    assert all(p[1] == sweep[("indirect_cyclic", p[0], p[0], None)] for p in ind["indirect, cyclic targets"])
+    rs = panels[2][2]["return_stack"]
+    assert sorted(p[0] for p in rs) == [1, 2, 4, 8, 16] and panels[2][3] is False      # depth: linear axis
+    assert panels[0][3] and panels[1][3]                                                 # period, targets: log2
+    assert refs == {"predictable": sweep[("cond_predictable", 1, None, None)],
+                    "random (LFSR)": sweep[("cond_random", None, None, None)]}
+    png_ok(dict(doc.images())["branch.png"])
+    fig = plots.branch_curves_figure(panels, refs)
+    main = [a for a in fig.axes if a.get_title()]
+    assert [a.get_title() for a in main] == ["Pattern period", "Indirect target count", "Return-stack depth"]
+    assert main[0].get_xscale() == "log" and main[2].get_xscale() == "linear"
+    plots._pyplot().close(fig)
+
+
+def test_no_branch_curves_without_sweeps():
+    doc = report.build(run_of(logs.full_run(jitter=0)), want_plots=True)    # one "random" point only
+    assert "branch.png" not in dict(doc.images())
+    assert "| random | 2 |" in report.to_markdown(doc)
+
+
+def test_branch_curves_from_the_real_image_log():
+    run = parse_log(open(logs.REFERENCE_LOG, encoding="utf-8", errors="surrogateescape").read())
+    doc = report.build(run, want_plots=True)
+    names = [n for n, _ in doc.images()]
+    for n in ("branch.png", "loaded_latency.png", "numa_bandwidth.png", "numa.png", "c2c.png"):
+        assert n in names, n
+
+
+# ---- 5. history trend with the baseline band ------------------------------------------------------------------
+
+@pytest.fixture
+def hist_db(tmp_path):
+    dbp = str(tmp_path / "h.sqlite")
+    for s in range(1, 6):
+        p = tmp_path / ("b%d.log" % s)
+        p.write_text(logs.full_log(seed=s))
+        assert cli.main(["nightly", str(p), "--db", dbp, "--accel", "tcg"]) == 0
+    p = tmp_path / "worse.log"
+    p.write_text(logs.full_log(seed=42, scale=1.5))
+    assert cli.main(["nightly", str(p), "--db", dbp, "--accel", "tcg"]) == 1
+    return dbp
+
+
+def test_history_trend_has_baseline_band(hist_db, tmp_path, monkeypatch, capsys):
+    from pmb import db
+    seen = spy(monkeypatch, "trend")
+    png = tmp_path / "trend.png"
+    assert cli.main(["history", "--db", hist_db, "--figure", "data_source/L3_unshared", "--png", str(png)]) == 0
+    capsys.readouterr()
+    png_ok(png.read_bytes())
+    (args, _kw), = seen
+    _title, series, units = args
+    name = "data_source/L3_unshared/cycles"
+    assert set(series) == {name, "data_source/L3_unshared/ns"} and units[name] == "cycles"
+    pts = series[name]
+    assert [p[0] for p in pts] == [1, 2, 3, 4, 5, 6]
+    assert pts[0][2] is None and pts[0][4] == "new"                    # the first run had no baseline
+    conn = db.connect(hist_db)
+    b, allowed, verdict = conn.execute("SELECT baseline, allowed, verdict FROM comparisons WHERE run_id = 6 "
+                                       "AND name = ?", (name,)).fetchone()
+    conn.close()
+    assert pts[-1][2:] == (b, allowed, verdict) and verdict == "regressed"
+    assert pts[-1][1] > b + allowed                                     # outside the band it was judged against
+    fig = plots.trend_figure(*args)
+    panels = [a for a in fig.axes if a.get_title()]
+    assert [a.get_title() for a in panels] == list(series)
+    for ax in panels:
+        bands = [c for c in ax.collections if c.get_label() == "baseline +- tolerance"]
+        assert len(bands) == 1
+        ys = bands[0].get_paths()[0].vertices[:, 1]
+        assert min(ys) < b < max(ys) or ax.get_title() != name
+        assert [l for l in ax.lines if l.get_label() == "regressed"]
+    plots._pyplot().close(fig)
+
+
+def test_history_bands_query(hist_db):
+    from pmb import db
+    conn = db.connect(hist_db)
+    try:
+        names = ["data_source/L1/cycles"]
+        runs, values, _v = history.trend(conn, names)
+        bands = history.bands(conn, names, runs)
+    finally:
+        conn.close()
+    assert sorted(bands[names[0]]) == [1, 2, 3, 4, 5, 6]
+    assert bands[names[0]][1][0] is None and all(bands[names[0]][i][0] is not None for i in range(2, 7))
+    png_ok(history.plot(runs, names, values, "t", bands))
+    png_ok(history.plot(runs, names, values, "t"))                    # without bands: the values alone
+
+
+# ---- 6. every figure as a PNG file and inlined, only when the run has its data ----------------------------------
+
+ALL_FIGURES = ["table2.png", "latency.png", "c2c.png", "numa.png", "numa_bandwidth.png", "loaded_latency.png",
+               "bandwidth.png", "bandwidth_threads.png", "branch.png"]
+
+
+def test_report_png_dir_and_html_hold_every_figure(tmp_path, capsys):
+    p = tmp_path / "rich.log"
+    p.write_text(logs.serial(logs.run_lines(rich_recs())))
+    html_path, png_dir = tmp_path / "r.html", tmp_path / "png"
+    assert cli.main(["report", str(p), "--html", str(html_path), "--png", str(png_dir)]) == 0
+    md = capsys.readouterr().out
+    files = sorted(os.listdir(str(png_dir)))
+    assert files == sorted(ALL_FIGURES)
+    for f in files:
+        png_ok((png_dir / f).read_bytes())
+        assert "](%s)" % os.path.join(str(png_dir), f) in md
+    page = html_path.read_text()
+    imgs = re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert sorted(a for a, _ in imgs) == sorted(ALL_FIGURES)
+    for alt, data in imgs:
+        assert base64.b64decode(data) == (png_dir / alt).read_bytes()
+
+
+def test_figures_only_when_the_run_has_their_data(tmp_path):
+    doc = report.build(run_of(logs.minimal_run()), want_plots=True)
+    assert doc.images() == []
+    assert report.write_pngs(doc, str(tmp_path / "png")) == []
+    assert "<img" not in report.to_html(doc)
+    only_c2c = logs.minimal_run() + [r for r in logs.full_run(jitter=0) if r["type"] == "c2c"]
+    assert [n for n, _ in report.build(run_of(only_c2c), want_plots=True).images()] == ["c2c.png"]
+
+
+# ---- 8. `pmubench run` writes the report beside the log ----------------------------------------------------------
+
+class FakeBoot:
+    def __init__(self, raw):
+        self.raw = raw.encode()
+        self.status, self.reason, self.exit_code, self.accel = "ok", "isa-debug-exit 0", 1, "tcg"
+        self.cmdline, self.stderr, self.seconds = ["qemu-system-x86_64"], "", 1.5
+
+
+def _fake_qemu(monkeypatch, text):
+    def boot(**kw):
+        if kw.get("log_path"):
+            with open(kw["log_path"], "wb") as f:
+                f.write(text.encode())
+        return FakeBoot(text)
+    monkeypatch.setattr(qemu, "boot", boot)
+    monkeypatch.setattr(qemu, "choose_accel", lambda accel: ("tcg", "TCG requested"))
+
+
+def test_run_writes_report_beside_the_log(tmp_path, monkeypatch, capsys):
+    _fake_qemu(monkeypatch, logs.serial(logs.run_lines(rich_recs())))
+    out = tmp_path / "results"
+    assert cli.main(["run", "--tcg", "--out", str(out), "-q"]) == 0
+    stdout = capsys.readouterr().out
+    (d,) = [x for x in os.listdir(str(out)) if x != "latest"]
+    rd = out / d
+    m = re.search(r"^report: (.+)$", stdout, re.M)
+    assert m and m.group(1) == str(rd / "report.html")
+    for f in ("serial.log", "records.jsonl", "boot.json", "report.html", "report.md"):
+        assert (rd / f).is_file(), f
+        assert (out / "latest" / f).is_file(), f
+    page = (rd / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count("data:image/png;base64,") == len(ALL_FIGURES)
+    md = (rd / "report.md").read_text()
+    assert md.startswith("# pmubench report") and "](plots/branch.png)" in md
+    assert sorted(os.listdir(str(rd / "plots"))) == sorted(ALL_FIGURES)
+
+
+def test_run_with_rejected_log_writes_no_report(tmp_path, monkeypatch, capsys):
+    _fake_qemu(monkeypatch, "\n".join(logs.run_lines(logs.minimal_run())[:-1]))
+    out = tmp_path / "results"
+    assert cli.main(["run", "--tcg", "--out", str(out), "-q"]) == 2
+    assert "report:" not in capsys.readouterr().out
+    (d,) = [x for x in os.listdir(str(out)) if x != "latest"]
+    assert not (out / d / "report.html").exists()
