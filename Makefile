@@ -146,7 +146,7 @@ pmu-events: $(GEN_SRCS)
 BENCH_ON_FAKE_PLATFORM := bench/bandwidth.c bench/cache_sizes.c bench/clock.c kernel/core_clock.c bench/crosscheck.c bench/lat_plan.c bench/bw_kernels.c bench/bw_smbios.c \
     bench/branch.c bench/penalty.c bench/cycle_accounting.c measure/chain.c measure/chase.c measure/engine.c \
     measure/stats_json.c measure/verdict.c measure/stats.c measure/rand.c kernel/json.c kernel/fmt.c \
-    tests/unit/bw_fake_platform.c tests/unit/fake_pmu.c
+    tests/unit/bw_fake_platform.c tests/unit/fake_pmu.c kernel/guard.c
 
 # test                        links (besides tests/unit/<test>.c)
 test_acpi.links             := kernel/acpi.c
@@ -195,6 +195,11 @@ test_verdict.links          := $(BENCH_ON_FAKE_PLATFORM)
 test_verdict.libs           := -pthread
 test_clock.links            := $(BENCH_ON_FAKE_PLATFORM)
 test_clock.libs             := -pthread
+test_snippet_cfg.links      := bench/snippet_cfg.c kernel/fmt.c
+test_snippet_gen.links      := bench/snippet_gen.c
+test_snippet.links          := $(BENCH_ON_FAKE_PLATFORM) bench/snippet.c bench/snippet_gen.c bench/snippet_cfg.c \
+    bench/bench.c bench/bench_select.c $(filter-out bench/lat_plan.c,$(wildcard bench/lat*.c)) measure/knee.c
+test_snippet.libs           := -pthread
 
 UNIT_TESTS := $(sort $(basename $(notdir $(wildcard tests/unit/test_*.c))))
 UNIT_BINS  := $(addprefix $(BUILD)/host/,$(UNIT_TESTS))
@@ -225,7 +230,7 @@ HOST_BENCH  := $(BUILD)/host-bench/pmubench-host
 HOSTED_SKIP := bench/platform_kernel.c bench/timer.c
 HOSTED_SRCS := $(wildcard bench/hosted/*.c) $(filter-out $(HOSTED_SKIP),$(wildcard bench/*.c measure/*.c)) \
                kernel/record.c kernel/json.c kernel/crc32.c kernel/fmt.c kernel/config.c kernel/cpuid.c \
-               kernel/run_desc.c kernel/core_clock.c
+               kernel/run_desc.c kernel/core_clock.c kernel/guard.c
 HOSTED_OBJS := $(patsubst %.c,$(BUILD)/host-bench/obj/%.o,$(HOSTED_SRCS))
 
 $(BUILD)/host-bench/obj/%.o: %.c

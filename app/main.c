@@ -58,7 +58,8 @@ enum run_status app_main(void)
         return RUN_ERROR;
     }
     char err[256];
-    if (bench_select(K.cfg.bench, err, sizeof(err)) != 0) {
+    if (bench_select(K.cfg.bench, err, sizeof(err)) != 0 ||
+        bench_configure(K.cfg.sections, K.cfg.sections_len, K.cfg.sections_line, "pmubench.cfg", err, sizeof(err)) != 0) {
         kprintf("pmubench: config error: %s\n", err);
         rec_message("error", "config", "%s", err);
         return RUN_ERROR;

@@ -7,12 +7,14 @@
 #include "bench/branch.h"
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
+#include "bench/snippet.h"
 #include "bench/lat_c2c.h"
 #include "bench/lat_numa.h"
 #include "bench/latency.h"
 #include "bench/platform.h"
 #include "bench/timer.h"
 #include "measure/timing.h"
+#include "kernel/fmt.h"
 #include "pmu/pmu_flow.h"
 
 /* The hosted runner links neither bench/timer.c nor pmu/: there the image-only rows keep their place in the
@@ -25,17 +27,18 @@
 
 static const struct bench_desc bench_table[] = {
     {"timer", "TSC read cost under each serialization (the overhead every timed region subtracts)",
-     IMAGE_ONLY(bench_timer), true},
+     IMAGE_ONLY(bench_timer), true, false},
     {"pmu", "PMU flow: capabilities, self-test, counting groups, offcore, uncore bandwidth, PEBS load latency, LBR",
-     IMAGE_ONLY(pmu_bench), true},
-    {"latency", LATENCY_WHAT, bench_latency, false},
-    {"c2c", C2C_WHAT, bench_c2c, false},
-    {"numa_latency", NUMA_LATENCY_WHAT, bench_numa_latency, false},
-    {"loaded_latency", LOADED_LATENCY_WHAT, bench_loaded_latency, false},
-    {"bandwidth", BANDWIDTH_WHAT, bench_bandwidth, false},
-    {"branch", BRANCH_WHAT, bench_branch, false},
-    {"penalty", PENALTY_WHAT, bench_penalty, false},
-    {"cycle_accounting", CYCLE_ACCOUNTING_WHAT, bench_cycle_accounting, false},
+     IMAGE_ONLY(pmu_bench), true, false},
+    {"latency", LATENCY_WHAT, bench_latency, false, false},
+    {"c2c", C2C_WHAT, bench_c2c, false, false},
+    {"numa_latency", NUMA_LATENCY_WHAT, bench_numa_latency, false, false},
+    {"loaded_latency", LOADED_LATENCY_WHAT, bench_loaded_latency, false, false},
+    {"bandwidth", BANDWIDTH_WHAT, bench_bandwidth, false, false},
+    {"branch", BRANCH_WHAT, bench_branch, false, false},
+    {"penalty", PENALTY_WHAT, bench_penalty, false, false},
+    {"cycle_accounting", CYCLE_ACCOUNTING_WHAT, bench_cycle_accounting, false, false},
+    {"snippet", SNIPPET_WHAT, bench_snippet, false, true},
 };
 
 static bool selected[ARRAY_SIZE(bench_table)];
@@ -49,6 +52,19 @@ const struct bench_desc *bench_registry(size_t *n)
 int bench_select(const char *list, char *err, size_t errlen)
 {
     return bench_select_in(bench_table, ARRAY_SIZE(bench_table), list, selected, err, errlen);
+}
+
+int bench_configure(const char *sections, size_t len, unsigned line, const char *origin, char *err, size_t errlen)
+{
+    if (snippet_configure(sections, len, line, origin, err, errlen) != 0)
+        return -1;
+    for (size_t i = 0; i < ARRAY_SIZE(bench_table); i++)
+        if (selected[i] && bench_table[i].run == bench_snippet && !snippet_set()->n) {
+            fmt_snprintf(err, errlen, "bench=snippet needs at least one [snippet NAME] section with code = "
+                                      "hex bytes in the config file (docs/config.md, \"Snippets\")");
+            return -1;
+        }
+    return 0;
 }
 
 void bench_run_selected(void)

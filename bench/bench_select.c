@@ -18,7 +18,7 @@ int bench_select_in(const struct bench_desc *t, size_t n, const char *list, bool
     memset(sel, 0, n * sizeof(bool));
     if (!strcmp(list, "all") || list[0] == 0) {
         for (size_t i = 0; i < n; i++)
-            sel[i] = t[i].run != NULL;
+            sel[i] = t[i].run != NULL && !t[i].explicit_only;
         return 0;
     }
     if (!strcmp(list, "none"))

@@ -312,6 +312,15 @@ const char *const ca_ev_cycles[] = {
     CA_ON(CA_T_ZEN, "CYCLES_NOT_IN_HALT"),        /* 76H */
     CA_ON(CA_T_P4, "global_power_events:RUNNING"), /* [P4] unhalted-cycles alias */
     NULL};
+/* Retired instructions (the snippet benchmark's per-iteration count). */
+const char *const ca_ev_instructions[] = {
+    CA_ON(CA_T_NHM, "INSTRUCTIONS_RETIRED"),   /* [PAG] Table 1 INST_RETIRED.ANY: fixed ctr 0 / C0H/00H */
+    CA_ON(CA_T_NHM, "INST_RETIRED:ANY_P"),     /* C0H/01H, general counter */
+    CA_ON(CA_T_ARCH, "INSTRUCTION_RETIRED"),   /* SDM Table 18-1: C0H/00H */
+    CA_ON(CA_T_AMD, "RETIRED_INSTRUCTIONS"),   /* [AMD] retired instructions: C0H */
+    CA_ON(CA_T_ZEN, "RETIRED_INSTRUCTIONS"),   /* C0H */
+    CA_ON(CA_T_P4, "instr_retired:NBOGUSNTAG"), /* [P4] non-bogus, untagged */
+    NULL};
 const char *const ca_ev_stalls[] = {
     CA_ON(CA_T_NHM, "UOPS_RETIRED:STALL_CYCLES"), /* [PAG] Table 1: C2H/01H, CMASK 1, INV */
     CA_ON(CA_T_AMD, "DISPATCH_STALLS"),           /* D1H */

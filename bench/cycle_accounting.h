@@ -141,6 +141,7 @@ int ca_count(struct ca_event *ev, size_t n, void (*fn)(void *), void *arg, char 
 
 /* Lists shared by the benchmarks (docs/pmu.md, "Events per benchmark and model"). */
 extern const char *const ca_ev_cycles[];      /* unhalted core cycles */
+extern const char *const ca_ev_instructions[]; /* retired instructions */
 extern const char *const ca_ev_stalls[];      /* cycles with no uop retired (Intel) / dispatch stalls (AMD) */
 extern const char *const ca_ev_br_misp[];     /* every mispredicted branch (the cycle-accounting term) */
 extern const char *const ca_ev_div_busy[];    /* ARITH.CYCLES_DIV_BUSY */

@@ -6,6 +6,7 @@
 #include "kernel/cpuid.h"
 #include "kernel/json.h"
 #include "kernel/core_clock.h"
+#include "kernel/guard.h"
 #include "measure/serialize.h"
 
 /*
@@ -99,6 +100,19 @@ int plat_core_clock(uint32_t cpu_id, struct core_clock *c);
 /* CPUID as decoded at start-up: caches, features, topology. */
 const struct cpu_info *plat_cpuinfo(void);
 
+/* ---- code the user brought (bench/snippet.c) --------------------------------------------------------- */
+
+/* Memory that may be written and then executed (default pages, zeroed, page aligned): the identity map, which
+ * is executable (kernel), or an anonymous RWX mapping (Linux). 0 or -1 like plat_alloc; free with plat_free. */
+int plat_alloc_code(struct plat_buf *b, uint64_t bytes, const char *why);
+/* Runs what follows under the guard g (kernel/guard.h) until plat_guard_end: a fault inside g's regions gives a
+ * `crash` record naming them and the offset, then the end record "crashed"; code that has not returned after
+ * g->timeout_ms is stopped by a watchdog on another CPU (kernel: an NMI from an AP; Linux: a watchdog thread)
+ * with an `error` record naming it, then the end record "error". Never a hang. Returns 0, or -1 with why when no
+ * watchdog can be armed (then nothing is guarded and the code must not run). */
+int plat_guard_begin(const struct guard *g, char *why, size_t whylen);
+void plat_guard_end(void);
+
 /* ---- run configuration ----------------------------------------------------------------------- */
 
 struct plat_config {
@@ -108,6 +122,10 @@ struct plat_config {
     uint32_t time_budget_ms;         /* sampling budget per point; 0 = the profile's default */
     enum timing_serialize serialize; /* fencing of the timestamps */
     const char *platform;            /* "uefi" or "linux", for the records */
+    /* The config file's sections (kernel/config.h: `sections`), parsed by their benchmarks: the snippets. */
+    const char *sections;
+    size_t sections_len;
+    unsigned sections_line;
 };
 const struct plat_config *plat_config(void);
 

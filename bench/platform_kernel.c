@@ -6,6 +6,7 @@
 #include "kernel/paging.h"
 #include "kernel/pmm.h"
 #include "kernel/smp.h"
+#include "kernel/watchdog.h"
 
 /* Buffers are 2 MiB aligned and a multiple of 2 MiB whatever their page size, so that giving them back
  * can restore 2 MiB pages without touching a neighbour's mapping. */
@@ -146,8 +147,33 @@ const struct plat_config *plat_config(void)
         .time_budget_ms = K.cfg.time_budget_ms,
         .serialize = !strcmp(K.cfg.serialize, "cpuid") ? TIMING_CPUID : TIMING_LFENCE,
         .platform = "uefi",
+        .sections = K.cfg.sections,
+        .sections_len = K.cfg.sections_len,
+        .sections_line = K.cfg.sections_line,
     };
     return &c;
+}
+
+/* The identity map is executable (EFER.NXE is never set: kernel/paging.c maps without XD bits). */
+int plat_alloc_code(struct plat_buf *b, uint64_t bytes, const char *why)
+{
+    return plat_alloc(b, bytes, PLAT_PAGE_DEFAULT, -1, why);
+}
+
+int plat_guard_begin(const struct guard *g, char *why, size_t whylen)
+{
+    guard_set(g); /* before the watchdog can fire: its NMI names the guarded code */
+    if (watchdog_arm(g->timeout_ms, why, whylen) != 0) {
+        guard_set(NULL);
+        return -1;
+    }
+    return 0;
+}
+
+void plat_guard_end(void)
+{
+    watchdog_disarm();
+    guard_set(NULL);
 }
 
 struct json *plat_rec_begin(const char *type) { return rec_begin(type); }

@@ -489,6 +489,16 @@ int config_parse_file(struct config *c, const char *text, size_t len, const char
         size_t n = i - start;
         if (n > CFG_LINE_MAX)
             return fail(&w, "line too long (%zu characters, at most %d)", n, CFG_LINE_MAX);
+        const char *first = text + start;
+        size_t fn = n;
+        trim(&first, &fn);
+        if (fn && first[0] == '[') {
+            /* The sections: everything from here on belongs to their parsers (config.h). */
+            tmp.sections = text + start;
+            tmp.sections_len = len - start;
+            tmp.sections_line = w.line;
+            break;
+        }
         if (parse_line(&tmp, &w, text + start, n) < 0)
             return -1;
         if (i < len && text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')

@@ -32,6 +32,12 @@ struct config {
     char crash_test[8];   /* none|ud|gp|pf|nested|ap_ud|ap_hang: fault on purpose (tests) */
     enum cfg_turbo turbo; /* leave|off, applied on every CPU (kernel/turbo.c) */
     uint32_t set_mask;    /* bit CFG_SET(key) per key given explicitly */
+    /* The config file's sections ("[snippet NAME]" ...: docs/config.md, "Sections"): the text from the first
+     * line starting with '[' to the end of the file, parsed by their owners (bench/snippet_cfg.h), not here.
+     * It points into the text config_parse_file was given, which must outlive the run; NULL when none. */
+    const char *sections;
+    size_t sections_len;
+    unsigned sections_line; /* line number of the first section line, for error messages */
 };
 
 /* Key indices, in table order (also the set_mask bits). */
@@ -61,7 +67,8 @@ void config_defaults(struct config *c);
 /*
  * Parses pmubench.cfg text: `key = value` lines, '#' comments (a whole line, or after whitespace),
  * LF/CRLF/CR line ends, an optional UTF-8 BOM, optional "double quotes" around a value; a repeated
- * key: the last one wins. On error returns -1, leaves *c untouched and writes one line
+ * key: the last one wins. A line whose first non-blank character is '[' starts the sections: parsing stops
+ * there and c->sections keeps the rest of the text (unparsed). On error returns -1, leaves *c untouched and writes one line
  * "<origin>:<line>: <what>" to err; on success returns 0.
  */
 int config_parse_file(struct config *c, const char *text, size_t len, const char *origin, char *err,

@@ -1,6 +1,7 @@
 /* cpu.c - GDT/TSS/IDT setup, FPU/SSE/AVX enable, exception dispatch. */
 #include "kernel/cpu.h"
 #include "kernel/extable.h"
+#include "kernel/watchdog.h"
 #include "kernel/io.h"
 #include "kernel/msr.h"
 #include "kernel/panic.h"
@@ -124,5 +125,7 @@ void exception_dispatch(struct irq_frame *f)
 {
     if (extable_fixup(f))
         return;
+    if (f->vector == 2)
+        watchdog_nmi(f); /* the snippet watchdog's NMI does not return; any other NMI is reported below */
     panic_exception(f);
 }

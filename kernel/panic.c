@@ -3,6 +3,7 @@
 #include "kernel/panic.h"
 #include "kernel/cpu.h"
 #include "kernel/fmt.h"
+#include "kernel/guard.h"
 #include "kernel/io.h"
 #include "kernel/msr.h"
 #include "kernel/out.h"
@@ -30,6 +31,7 @@ static void crash_record(const char *kind, const struct irq_frame *f, const char
         json_kv_hex(j, "rsp", f->rsp);
         json_kv_hex(j, "cr2", read_cr2());
         json_kv_hex(j, "cr3", read_cr3());
+        guard_json(j, f->rip); /* a fault in user code (a snippet): whose, and where in it */
     }
     if (msg)
         json_kv_str(j, "message", msg);
@@ -67,6 +69,10 @@ void panic_exception(struct irq_frame *f)
     uint32_t cpu = cpu_id_fn ? cpu_id_fn() : 0;
     kprintf("\n!!! CPU exception %lu (%s) on APIC ID %u, error code 0x%lx\n", f->vector,
             exception_name((unsigned)f->vector), cpu, f->error);
+    const char *part;
+    size_t off;
+    if (guard_locate(f->rip, &part, &off))
+        kprintf("!!! in %s '%s', %s at offset %zu\n", guard_current()->what, guard_current()->name, part, off);
     kprintf("RIP %016lx  CS %04lx  RFLAGS %016lx\n", f->rip, f->cs, f->rflags);
     kprintf("RSP %016lx  SS %04lx  CR2 %016lx  CR3 %016lx\n", f->rsp, f->ss, read_cr2(), read_cr3());
     kprintf("RAX %016lx  RBX %016lx  RCX %016lx  RDX %016lx\n", f->rax, f->rbx, f->rcx, f->rdx);

@@ -18,6 +18,7 @@
 #define AP_ALIVE_TIMEOUT_US 1000000ULL /* TCG with many vCPUs can take a while */
 #define ICR_INIT 0x00000500u
 #define ICR_STARTUP 0x00000600u
+#define ICR_NMI 0x00000400u /* delivery mode 100b (SDM Vol. 3A 11.6.1): the vector field is ignored */
 #define ICR_LEVEL_ASSERT 0x00004000u
 #define ICR_DELIVERY_PENDING (1u << 12)
 
@@ -269,6 +270,17 @@ int smp_wait(uint32_t index, uint64_t timeout_us)
         cpu_pause();
     }
     return 0;
+}
+
+int smp_send_nmi(uint32_t index)
+{
+    if (index >= n_total || (index && !cpus[index].online))
+        return -1;
+    uint32_t id = index ? cpus[index].apic_id : K.apic.bsp_id;
+    if (!K.apic.present)
+        return -1;
+    send_ipi(id, ICR_NMI);
+    return icr_wait() ? 0 : -1;
 }
 
 int smp_run_on(uint32_t index, smp_fn fn, void *arg, uint64_t timeout_us)

@@ -32,6 +32,9 @@ int smp_call(uint32_t index, smp_fn fn, void *arg);
 /* Wait for CPU `index`'s job. 0 when done; -1 on timeout: the CPU is then marked offline for the rest
  * of the run and an `smp_timeout` record says so. */
 int smp_wait(uint32_t index, uint64_t timeout_us);
+/* Sends an NMI to CPU `index` (0: the BSP): delivered even with interrupts off (the snippet watchdog,
+ * kernel/watchdog.h). 0, or -1 without a local APIC or when the IPI was not accepted. */
+int smp_send_nmi(uint32_t index);
 /* smp_call + smp_wait; index 0 (the BSP) runs fn directly. */
 int smp_run_on(uint32_t index, smp_fn fn, void *arg, uint64_t timeout_us);
 

@@ -16,15 +16,19 @@ static ALWAYS_INLINE uint64_t clock_now(const struct meas_spec *s)
 }
 
 /* One timed region of iters iterations. Both the overhead (iters = 0) and the samples go through this same
- * code, so what is subtracted is exactly what was added. */
-static NOINLINE int region(struct run *rn, uint64_t iters, uint64_t *ticks)
+ * code, so what is subtracted is exactly what was added. *ticks is the region's value (with a baseline body:
+ * the difference, which may be negative), *raw the ticks of the measured body alone (the stalled-clock check). */
+static NOINLINE int region(struct run *rn, uint64_t iters, double *ticks, uint64_t *raw)
 {
     const struct meas_spec *s = rn->s;
     rn->iters_total += iters;
     if (s->sample) {
-        if (s->sample(s->ctx, iters, ticks) != 0)
+        uint64_t t;
+        if (s->sample(s->ctx, iters, &t) != 0)
             return MEAS_ESAMPLE;
         rn->t_end = clock_now(s);
+        *ticks = (double)t;
+        *raw = t;
         return MEAS_OK;
     }
     uint64_t t0 = clock_now(s);
@@ -33,19 +37,31 @@ static NOINLINE int region(struct run *rn, uint64_t iters, uint64_t *ticks)
     rn->t_end = t1;
     if (t1 < t0)
         return MEAS_ECLOCK;
-    *ticks = t1 - t0;
+    *raw = t1 - t0;
+    *ticks = (double)(t1 - t0);
+    if (s->base) {
+        /* nanoBench's n vs 2n: the same harness with less work, timed right after; what the two share cancels. */
+        rn->iters_total += iters;
+        s->base(s->ctx, iters);
+        uint64_t t2 = clock_now(s);
+        rn->t_end = t2;
+        if (t2 < t1)
+            return MEAS_ECLOCK;
+        *ticks -= (double)(t2 - t1);
+    }
     return MEAS_OK;
 }
 
 int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
 {
     double ov[MEAS_MAX_OVERHEAD_REPS];
-    uint64_t dt;
+    double dt;
+    uint64_t raw;
     int rc;
 
     if (r)
         *r = (struct meas_result){0};
-    if (!s || !r || !buf || cap == 0 || (!s->body == !s->sample) || s->overhead_reps > MEAS_MAX_OVERHEAD_REPS)
+    if (!s || !r || !buf || cap == 0 || (!s->body == !s->sample) || (s->base && !s->body) || s->overhead_reps > MEAS_MAX_OVERHEAD_REPS)
         return MEAS_EINVAL;
     size_t max_n = (s->max_samples && s->max_samples < cap) ? s->max_samples : cap;
     size_t min_n = s->min_samples ? MIN(s->min_samples, max_n) : 1;
@@ -60,19 +76,23 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
     if (s->body && s->warmup_iters) {
         s->body(s->ctx, s->warmup_iters);
         rn.iters_total += s->warmup_iters;
+        if (s->base) {
+            s->base(s->ctx, s->warmup_iters);
+            rn.iters_total += s->warmup_iters;
+        }
     }
     uint64_t iters = s->iters ? s->iters : 1;
     for (size_t i = 0; i < s->warmup_samples; i++)
-        if ((rc = region(&rn, iters, &dt)) != MEAS_OK)
+        if ((rc = region(&rn, iters, &dt, &raw)) != MEAS_OK)
             goto fail;
 
     /* 2. Overhead: the same region with no work; the median ignores an interrupted repetition. */
     double overhead = 0;
     if (s->overhead_reps) {
         for (size_t i = 0; i < s->overhead_reps; i++) {
-            if ((rc = region(&rn, 0, &dt)) != MEAS_OK)
+            if ((rc = region(&rn, 0, &dt, &raw)) != MEAS_OK)
                 goto fail;
-            ov[i] = (double)dt;
+            ov[i] = dt;
         }
         stats_sort(ov, s->overhead_reps);
         overhead = stats_quantile_sorted(ov, s->overhead_reps, 0.5);
@@ -82,11 +102,11 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
      * overhead and its jitter are a small fraction of every sample. Bounded by about 2 x min_sample_ticks. */
     if (s->min_sample_ticks) {
         for (;;) {
-            if ((rc = region(&rn, iters, &dt)) != MEAS_OK)
+            if ((rc = region(&rn, iters, &dt, &raw)) != MEAS_OK)
                 goto fail;
-            if ((double)dt - overhead >= (double)s->min_sample_ticks || iters >= max_iters)
+            if (dt - overhead >= (double)s->min_sample_ticks || iters >= max_iters)
                 break;
-            if (dt == 0 && iters >= 1024) {
+            if (raw == 0 && iters >= 1024) {
                 rc = MEAS_ECLOCK; /* the clock stands still */
                 goto fail;
             }
@@ -100,9 +120,9 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
     size_t n = 0;
     bool converged = false, budget_hit = false;
     while (n < max_n) {
-        if ((rc = region(&rn, iters, &dt)) != MEAS_OK)
+        if ((rc = region(&rn, iters, &dt, &raw)) != MEAS_OK)
             goto fail;
-        buf[n++] = ((double)dt - overhead) / ((double)iters * work);
+        buf[n++] = (dt - overhead) / ((double)iters * work);
         if (n < min_n || n == max_n)
             continue;
         if (stats_should_stop(buf, n, min_n, 0, s->target_ci)) {

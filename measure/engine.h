@@ -16,6 +16,7 @@
  *                  placing cache lines) and returns its ticks; the engine still owns everything else.
  *
  * Protocol, in order (the clock is read once at the start, then twice around every timed region):
+ *   (with a baseline `base`, "ticks" of a region are ticks(body) - ticks(base), timed back to back.)
  *   1. warm-up: body(ctx, warmup_iters) untimed (body mode), then warmup_samples timed regions whose
  *      values are thrown away;
  *   2. overhead: overhead_reps timed regions of zero iterations through exactly the same path, their
@@ -40,6 +41,9 @@ typedef int (*meas_sample_fn)(void *ctx, uint64_t iters, uint64_t *ticks);
 
 struct meas_spec {
     meas_body_fn body;      /* body mode ... */
+    meas_body_fn base;      /* body mode, optional: a baseline run right after body in every region with the same
+                               iters; the region's value is ticks(body) - ticks(base) (nanoBench's n vs 2n:
+                               the harness both share cancels; the value may be negative in noise) */
     meas_sample_fn sample;  /* ... or sample mode (exactly one of the two) */
     void *ctx;              /* handed to body / sample */
     meas_clock_fn clock;    /* NULL: timing_read(serialize) */

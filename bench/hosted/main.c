@@ -7,7 +7,9 @@
 #include "kernel/run_desc.h"
 
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #ifndef PMB_VERSION
@@ -19,9 +21,11 @@
 
 static void usage(void)
 {
-    printf("usage: pmubench-host [key=value ...]\n"
+    printf("usage: pmubench-host [--cfg FILE] [key=value ...]\n"
            "Runs pmubench's benchmarks as a Linux process and prints the same JSON records\n"
-           "(run ... end with CRC-32) and tables the UEFI image prints on serial. Keys are pmubench.cfg's:\n");
+           "(run ... end with CRC-32) and tables the UEFI image prints on serial. --cfg FILE reads a\n"
+           "pmubench.cfg (its keys, then its [snippet NAME] sections); key=value arguments override it.\n"
+           "Keys are pmubench.cfg's:\n");
     const char *name, *values;
     for (size_t i = 0; config_key_help(i, &name, &values); i++)
         printf("  %-16s %s\n", name, values);
@@ -31,7 +35,11 @@ static void usage(void)
     for (size_t i = 0; i < n; i++)
         if (t[i].run)
             printf(" %s", t[i].name);
-    printf(" (bench=all runs every one; ");
+    printf(" (bench=all runs every one but");
+    for (size_t i = 0; i < n; i++)
+        if (t[i].explicit_only)
+            printf(" %s", t[i].name);
+    printf(", which run only when named; ");
     for (size_t i = 0, k = 0; i < n; i++)
         if (!t[i].run)
             printf("%s%s", k++ ? " and " : "the ", t[i].name);
@@ -95,26 +103,91 @@ static double secs(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The whole file, kept for the run: the config's sections point into it (kernel/config.h). NULL on error. */
+static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fmt_snprintf(err, errlen, "--cfg %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            fclose(f);
+            fmt_snprintf(err, errlen, "--cfg %s: out of memory", path);
+            return NULL;
+        }
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        if (cap >= (1u << 24)) {
+            fclose(f);
+            free(buf);
+            fmt_snprintf(err, errlen, "--cfg %s: larger than 16 MiB (is this a config file?)", path);
+            return NULL;
+        }
+        cap *= 2;
+        buf = realloc(buf, cap);
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        fmt_snprintf(err, errlen, "--cfg %s: read error", path);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
 int main(int argc, char **argv)
 {
     static struct config cfg;
     char args[2048] = "", err[320] = "";
+    const char *cfg_path = NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage();
             return 0;
         }
+        if (!strcmp(argv[i], "--cfg") || !strncmp(argv[i], "--cfg=", 6)) {
+            if (argv[i][5] == '=')
+                cfg_path = argv[i] + 6;
+            else if (i + 1 < argc)
+                cfg_path = argv[++i];
+            else {
+                fprintf(stderr, "pmubench-host: --cfg needs a file name\n");
+                return 2;
+            }
+            continue;
+        }
         size_t at = strlen(args);
         fmt_snprintf(args + at, sizeof(args) - at, "%s%s", at ? " " : "", argv[i]);
     }
     config_defaults(&cfg);
+    bool cfg_bad = false;
+    if (cfg_path) {
+        size_t len = 0;
+        char *text = read_file(cfg_path, &len, err, sizeof(err));
+        if (!text) {
+            fprintf(stderr, "pmubench-host: %s\n", err);
+            return 2;
+        }
+        cfg_bad = config_parse_file(&cfg, text, len, cfg_path, err, sizeof(err)) != 0;
+    }
     /* A first token without '=' would be taken as an image path and skipped: put a placeholder first. */
     char line[2100];
     fmt_snprintf(line, sizeof(line), "pmubench-host %s", args);
-    bool cfg_bad = config_parse_args(&cfg, line, "command line", err, sizeof(err)) != 0;
+    if (!cfg_bad)
+        cfg_bad = config_parse_args(&cfg, line, "command line", err, sizeof(err)) != 0;
     bool quick = cfg.profile == PROFILE_QUICK;
     if (!cfg_bad && bench_select(cfg.bench, err, sizeof(err)) != 0)
+        cfg_bad = true;
+    if (!cfg_bad && bench_configure(cfg.sections, cfg.sections_len, cfg.sections_line, cfg_path ? cfg_path : "config",
+                                    err, sizeof(err)) != 0)
         cfg_bad = true;
 
     char ierr[256] = "";

@@ -634,6 +634,9 @@ int host_init(const struct config *cfg, bool quick, char *err, size_t errlen)
         .time_budget_ms = cfg->time_budget_ms,
         .serialize = !strcmp(cfg->serialize, "cpuid") ? TIMING_CPUID : TIMING_LFENCE,
         .platform = "linux",
+        .sections = cfg->sections,
+        .sections_len = cfg->sections_len,
+        .sections_line = cfg->sections_line,
     };
     struct utsname u;
     if (uname(&u) == 0)

@@ -1,6 +1,7 @@
 /* bw_fake_platform.c - bench/platform.h for host unit tests of the bandwidth/branch/penalty code: malloc'd
  * buffers, one CPU (or a scripted CPU list), a fixed TSC rate, and records kept in memory for the test to
  * inspect. Not a timing environment: tests assert structure, never values. */
+#include <sys/mman.h>
 #include "tests/unit/bw_fake_platform.h"
 
 #include <pthread.h>
@@ -78,7 +79,10 @@ void plat_free(struct plat_buf *b)
 {
     if (!b || !b->ptr)
         return;
-    free(b->ptr);
+    if (b->priv_remapped)
+        munmap(b->ptr, b->priv_len); /* plat_alloc_code's mapping */
+    else
+        free(b->ptr);
     memset(b, 0, sizeof(*b));
     b->node = -1;
     FAKE.live_allocs--;
@@ -224,3 +228,35 @@ const char *fake_text_find(const char *needle)
             return text_ring[i];
     return NULL;
 }
+
+/* ---- code the user brought: an RWX mapping, the guard recorded (no watchdog: the tests' snippets return) ---- */
+
+int plat_alloc_code(struct plat_buf *b, uint64_t bytes, const char *why)
+{
+    (void)why;
+    memset(b, 0, sizeof(*b));
+    size_t len = (size_t)((bytes + 4095) & ~4095ull);
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    b->ptr = p;
+    b->bytes = len;
+    b->priv_len = len;
+    b->priv_remapped = true; /* plat_free: munmap, not free */
+    FAKE.allocs++;
+    FAKE.live_allocs++;
+    return 0;
+}
+
+int plat_guard_begin(const struct guard *g, char *why, size_t whylen)
+{
+    if (FAKE.no_watchdog) {
+        snprintf(why, whylen, "no watchdog: fake platform told so");
+        return -1;
+    }
+    guard_set(g);
+    FAKE.guards++;
+    return 0;
+}
+
+void plat_guard_end(void) { guard_set(NULL); }

@@ -182,6 +182,34 @@ static void test_file_all_keys(void **state)
                         "\"turbo\":\"off\"}");
 }
 
+/* The sections: everything from the first '[' line on is kept, unparsed, for their owners (bench/snippet_cfg.h);
+ * the keys before it still count, lines after it are not keys even when they look like them. */
+static void test_sections(void **state)
+{
+    (void)state;
+    struct config c;
+    config_defaults(&c);
+    assert_null(c.sections);
+    const char *t = "profile=full\n# note\n  [snippet a]\ncode = 90\nprofile = quick\n";
+    assert_int_equal(parse_file(&c, t), 0);
+    assert_int_equal(c.profile, PROFILE_FULL);
+    assert_non_null(c.sections);
+    assert_int_equal(c.sections - t, strlen("profile=full\n# note\n"));
+    assert_int_equal(c.sections_len, strlen(t) - (size_t)(c.sections - t));
+    assert_int_equal(c.sections_line, 3);
+    /* a section line longer than CFG_LINE_MAX is not the key parser's business */
+    char big[600];
+    memset(big, '9', sizeof(big));
+    memcpy(big, "[snippet b]\ncode = ", 19);
+    big[sizeof(big) - 1] = 0;
+    config_defaults(&c);
+    assert_int_equal(parse_file(&c, big), 0);
+    assert_int_equal(c.sections_line, 1);
+    /* a bad key before the sections is still an error */
+    config_defaults(&c);
+    assert_int_equal(parse_file(&c, "bogus=1\n[snippet a]\n"), -1);
+}
+
 static void test_file_syntax(void **state)
 {
     (void)state;
@@ -638,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_text_values),
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_precedence),
+        cmocka_unit_test(test_sections),
         cmocka_unit_test(test_error_buffer),
         cmocka_unit_test(test_fuzz),
     };
