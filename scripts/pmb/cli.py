@@ -396,6 +396,13 @@ def cmd_usb(a):
     return EXIT_OK
 
 
+# ---- snippet ---------------------------------------------------------------------------------
+
+def cmd_snippet(a):
+    from . import snippet
+    return snippet.command(a)
+
+
 # ---- argparse --------------------------------------------------------------------------------
 
 def build_parser():
@@ -474,6 +481,12 @@ def build_parser():
     r.add_argument("--source", default=USB_IMAGE, help="image to write (default build/pmubench-usb.img)")
     r.add_argument("--force", action="store_true", help="write even a mounted or non-removable device")
     r.set_defaults(fn=cmd_usb)
+
+    from .snippet import add_arguments as snippet_arguments
+    r = sub.add_parser("snippet", help="assemble instruction snippets, run them (hosted or under QEMU), print "
+                                       "cycles per iteration")
+    snippet_arguments(r)
+    r.set_defaults(fn=cmd_snippet)
     return p
 
 
