@@ -181,6 +181,30 @@ int snippet_measure(const struct snippet *s, void (*big)(void *), void (*small)(
 
 /* ---- the benchmark ---------------------------------------------------------------------------------------- */
 
+/* The snippet's identity in every record: its name, its bytes (hex, so the record alone reproduces it) and shape. */
+static void snippet_head(struct json *j, const struct snippet *s)
+{
+    static char hex[2 * SNIPPET_CODE_MAX + 1];
+    static const char digits[] = "0123456789abcdef";
+    json_kv_str(j, "name", s->name);
+    json_kv_uint(j, "code_bytes", s->code_len);
+    for (size_t i = 0; i < s->code_len; i++) {
+        hex[2 * i] = digits[s->code[i] >> 4];
+        hex[2 * i + 1] = digits[s->code[i] & 15];
+    }
+    hex[2 * s->code_len] = 0;
+    json_kv_str(j, "code", hex);
+    json_kv_uint(j, "init_bytes", s->init_len);
+    for (size_t i = 0; i < s->init_len; i++) {
+        hex[2 * i] = digits[s->init[i] >> 4];
+        hex[2 * i + 1] = digits[s->init[i] & 15];
+    }
+    hex[2 * s->init_len] = 0;
+    json_kv_str(j, "init", hex);
+    json_kv_uint(j, "unroll", s->unroll);
+    json_kv_uint(j, "loop", s->loop);
+}
+
 static void record_unavailable(const struct snippet *s, const char *why)
 {
     struct verdict v;
@@ -188,11 +212,7 @@ static void record_unavailable(const struct snippet *s, const char *why)
     struct json *j = plat_rec_begin("snippet");
     char fig[LEDGER_NAME_MAX];
     fmt_snprintf(fig, sizeof(fig), "snippet/%s", s->name);
-    json_kv_str(j, "name", s->name);
-    json_kv_uint(j, "code_bytes", s->code_len);
-    json_kv_uint(j, "init_bytes", s->init_len);
-    json_kv_uint(j, "unroll", s->unroll);
-    json_kv_uint(j, "loop", s->loop);
+    snippet_head(j, s);
     figure_json(j, fig, NULL, UNIT_CYCLES, &v);
     json_kv_null(j, "cycles");
     plat_rec_end();
@@ -213,11 +233,7 @@ static void record_result(const struct snippet *s, const struct meas_result *mr,
     char fig[LEDGER_NAME_MAX];
     fmt_snprintf(fig, sizeof(fig), "snippet/%s", s->name);
     struct json *j = plat_rec_begin("snippet");
-    json_kv_str(j, "name", s->name);
-    json_kv_uint(j, "code_bytes", s->code_len);
-    json_kv_uint(j, "init_bytes", s->init_len);
-    json_kv_uint(j, "unroll", s->unroll);
-    json_kv_uint(j, "loop", s->loop);
+    snippet_head(j, s);
     json_kv_uint(j, "warmup", s->warmup);
     json_kv_bool(j, "differencing", s->differencing);
     json_kv_str(j, "aggregate", s->aggregate == SNIPPET_AGG_MIN ? "min" : "median");

@@ -1,4 +1,4 @@
-"""pmubench command line: run, parse, report, nightly, history, fleet, usb. See docs/host-tools.md."""
+"""pmubench command line: run, parse, report, nightly, history, fleet, usb, snippet. See docs/host-tools.md."""
 import argparse
 import datetime
 import json

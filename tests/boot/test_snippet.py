@@ -95,3 +95,66 @@ def test_bad_sections_are_a_config_error():
         assert b.run.status == "error", cfg
         err = [r for r in b.run.by_type("error") if r.get("what") == "config"]
         assert err and want in err[0]["message"], (cfg, err)
+
+
+# ---- the same snippets in the hosted runner (a Linux process): the guard's signal handlers and watchdog thread ----
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from pmb import parse  # noqa: E402
+
+HOST_BENCH = os.path.join(ROOT, "build", "host-bench", "pmubench-host")
+
+
+@pytest.fixture(scope="module")
+def host_exe():
+    p = subprocess.run(["make", "-s", "host-bench"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return HOST_BENCH
+
+
+def hosted(exe, tmp_path, cfg, *args, timeout=60):
+    f = tmp_path / "s.cfg"
+    f.write_text(cfg)
+    p = subprocess.run([exe, "--cfg", str(f), *args], capture_output=True, text=True, timeout=timeout)
+    return p, parse.parse_log(p.stdout)
+
+
+def test_hosted_fault_names_snippet_and_offset(host_exe, tmp_path):
+    p, run = hosted(host_exe, tmp_path, "bench=snippet\n[snippet ok]\ncode = 90\n"
+                                        "[snippet bad]\ncode = 48 01 c0 48 01 c0 0f 0b\nunroll = 4\n")
+    assert p.returncode == 1
+    assert run.status == "crashed"
+    assert [r["name"] for r in run.by_type("snippet")] == ["ok"]
+    c = run.by_type("crash")[0]
+    assert c["name"] == "SIGILL" and c["snippet"] == {"name": "bad", "part": "code", "offset": 6}
+    assert "in snippet 'bad', code at offset 6" in p.stdout
+    # a load from an unmapped address: SIGSEGV, located the same way
+    p, run = hosted(host_exe, tmp_path, "bench=snippet\n[snippet segv]\ninit = 31 c0\ncode = 48 8b 00\nunroll = 2\n")
+    c = run.by_type("crash")[0]
+    assert run.status == "crashed" and c["name"] == "SIGSEGV" and c["addr"] == "0x0"
+    assert c["snippet"] == {"name": "segv", "part": "code", "offset": 0}
+
+
+def test_hosted_watchdog_ends_run_with_error(host_exe, tmp_path):
+    p, run = hosted(host_exe, tmp_path, "bench=snippet\n[snippet spin]\ncode = eb fe\nunroll = 1\ntimeout_ms = 200\n",
+                    timeout=30)
+    assert p.returncode == 1
+    assert run.status == "error"
+    e = [r for r in run.by_type("error") if r.get("what") == "snippet_timeout"][0]
+    assert e["snippet"]["name"] == "spin" and e["timeout_ms"] == 200
+
+
+def test_hosted_cfg_errors(host_exe, tmp_path):
+    p, run = hosted(host_exe, tmp_path, "bench=snippet\n[snippet x]\ncode = 90\naggregate = mean\n")
+    assert p.returncode == 1 and run.status == "error"
+    assert "s.cfg:4: aggregate: 'mean' is not median|min" in run.by_type("error")[0]["message"]
+    p = subprocess.run([host_exe, "--cfg", str(tmp_path / "missing.cfg")], capture_output=True, text=True)
+    assert p.returncode == 2 and "missing.cfg: No such file or directory" in p.stderr

@@ -220,7 +220,7 @@ static void test_bench_end_to_end(void **state)
     const char *a = fake_find("snippet", "\"name\":\"add_chain\"", 0);
     assert_non_null(a);
     assert_non_null(strstr(a, "\"figure\":\"snippet/add_chain\""));
-    assert_non_null(strstr(a, "\"code_bytes\":3"));
+    assert_non_null(strstr(a, "\"code_bytes\":3,\"code\":\"4801c0\",\"init_bytes\":0,\"init\":\"\""));
     assert_non_null(strstr(a, "\"unroll\":50"));
     assert_non_null(strstr(a, "\"unit\":\"cycles\""));
     assert_non_null(strstr(a, "\"differencing\":true"));
@@ -230,7 +230,7 @@ static void test_bench_end_to_end(void **state)
     const char *b = fake_find("snippet", "\"name\":\"inc_mem\"", 0);
     assert_non_null(b);
     assert_non_null(strstr(b, "\"loop\":3"));
-    assert_non_null(strstr(b, "\"init_bytes\":7"));
+    assert_non_null(strstr(b, "\"init_bytes\":7,\"init\":\"49c70600000000\""));
     assert_non_null(strstr(b, "\"counters\":{\"X\":null}"));
     assert_int_equal(FAKE.guards, 2);
     assert_null(guard_current()); /* cleared after each snippet */
