@@ -173,8 +173,14 @@ int snippet_measure(const struct snippet *s, void (*big)(void *), void (*small)(
             r->counter_used[i] = ev[1 + i].used;
         }
         r->n_counters = s->n_events;
-        if (!ev[0].used)
-            fmt_snprintf(r->counters_why, sizeof(r->counters_why), "instructions: %s", ev[0].note);
+        /* What could not be counted, and why (each list's note: the PMU's refusal). */
+        size_t at = 0;
+        r->counters_why[0] = 0;
+        for (size_t i = 0; i < n && at < sizeof(r->counters_why); i++)
+            if (!ev[i].used)
+                at += (size_t)fmt_snprintf(r->counters_why + at, sizeof(r->counters_why) - at, "%s%s: %s",
+                                           at ? "; " : "", i ? s->events[i - 1] : "instructions",
+                                           ev[i].note[0] ? ev[i].note : "not counted");
     }
     return 0;
 }

@@ -30,7 +30,7 @@ struct snippet_result {
     size_t n_counters;
     double counters[SNIPPET_EVENTS_MAX]; /* per copy, NaN when not counted */
     const char *counter_used[SNIPPET_EVENTS_MAX];
-    char counters_why[160];
+    char counters_why[320];
 };
 
 /* Measures one snippet whose two variants are already generated: big(r14) runs `copies_big` copies, small(r14)

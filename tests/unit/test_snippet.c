@@ -182,6 +182,8 @@ static void test_events_per_copy(void **state)
     assert_string_equal(r.counter_used[0], "MY_EVENT");
     assert_null(r.counter_used[1]);
     assert_true(isnan(r.counters[1]));
+    assert_non_null(strstr(r.counters_why, "NOT_AN_EVENT: ")); /* the refused one, with the PMU's reason */
+    assert_null(strstr(r.counters_why, "MY_EVENT"));
     /* counts per copy = count / (calls x copies) */
     fake_pmu_counts((const struct fake_pmu_event[]){{"INSTRUCTIONS_RETIRED", 0}, {"MY_EVENT", 0}, {NULL, 0}}, 4);
     FAKE_PMU.table = "nhm";
