@@ -158,3 +158,21 @@ def test_hosted_cfg_errors(host_exe, tmp_path):
     assert "s.cfg:4: aggregate: 'mean' is not median|min" in run.by_type("error")[0]["message"]
     p = subprocess.run([host_exe, "--cfg", str(tmp_path / "missing.cfg")], capture_output=True, text=True)
     assert p.returncode == 2 and "missing.cfg: No such file or directory" in p.stderr
+
+
+def test_host_command_boots_the_image_under_tcg(tmp_path):
+    """scripts/pmubench snippet --tcg: assemble, write the config, boot the UEFI image, verify, print records."""
+    pmubench = os.path.join(ROOT, "scripts", "pmubench")
+    p = subprocess.run([sys.executable, pmubench, "snippet", "--tcg", "--json", "imul rax, rax", "--name", "imul"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    run = parse.parse_log(p.stdout)
+    assert run.status == "ok" and run.run["firmware"]["kind"] == "uefi"
+    s = run.by_type("snippet")[0]
+    assert s["name"] == "imul" and s["code"] == "480fafc0" and s["quality"] != "unavailable"
+    # --kvm where KVM cannot run the image: one line, non-zero, no traceback
+    p = subprocess.run([sys.executable, pmubench, "snippet", "--kvm", "nop"], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode == 0:
+        pytest.skip("KVM works on this machine")
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
