@@ -195,9 +195,9 @@ test_verdict.links          := $(BENCH_ON_FAKE_PLATFORM)
 test_verdict.libs           := -pthread
 test_clock.links            := $(BENCH_ON_FAKE_PLATFORM)
 test_clock.libs             := -pthread
-test_snippet_cfg.links      := bench/snippet_cfg.c kernel/fmt.c
+test_snippet_cfg.links      := bench/snippet_cfg.c kernel/config.c kernel/json.c kernel/fmt.c
 test_snippet_gen.links      := bench/snippet_gen.c
-test_snippet.links          := $(BENCH_ON_FAKE_PLATFORM) bench/snippet.c bench/snippet_gen.c bench/snippet_cfg.c \
+test_snippet.links          := $(BENCH_ON_FAKE_PLATFORM) bench/snippet.c bench/snippet_gen.c bench/snippet_cfg.c kernel/config.c \
     bench/bench.c bench/bench_select.c $(filter-out bench/lat_plan.c,$(wildcard bench/lat*.c)) measure/knee.c
 test_snippet.libs           := -pthread
 

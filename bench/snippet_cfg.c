@@ -1,5 +1,6 @@
 /* snippet_cfg.c - parser of the [snippet NAME] sections: strict, one-line errors naming the line, nothing half-parsed. */
 #include "bench/snippet_cfg.h"
+#include "kernel/config.h"
 #include "kernel/fmt.h"
 
 struct where {
@@ -12,37 +13,13 @@ struct where {
 static int fail(const struct where *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(const struct where *w, const char *fmt, ...)
 {
-    if (!w->err || !w->errlen)
-        return -1;
-    int n = fmt_snprintf(w->err, w->errlen, "%s:%u: ", w->origin, w->line);
-    if (n >= 0 && (size_t)n < w->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        fmt_vsnprintf(w->err + n, w->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    config_verror(w->origin, w->line, w->err, w->errlen, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
-/* User text in a message: at most 40 characters, non-printables as '?'. */
-struct quoted {
-    char s[48];
-};
-static struct quoted quote(const char *s, size_t n)
-{
-    struct quoted q;
-    size_t i, m = n > 40 ? 37 : n;
-    for (i = 0; i < m; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        q.s[i] = (ch < 0x20 || ch >= 0x7f) ? '?' : (char)ch;
-    }
-    if (m < n) {
-        memcpy(q.s + i, "...", 3);
-        i += 3;
-    }
-    q.s[i] = '\0';
-    return q;
-}
 
 static bool blank(char c) { return c == ' ' || c == '\t'; }
 
@@ -108,14 +85,14 @@ static int parse_uint(const struct where *w, const char *key, const char *v, siz
                     (unsigned long long)hi);
     for (size_t i = 0; i < n; i++) {
         if (v[i] < '0' || v[i] > '9')
-            return fail(w, "%s: '%s' is not a decimal number", key, quote(v, n).s);
+            return fail(w, "%s: '%s' is not a decimal number", key, config_quote(v, n).s);
         x = x * 10 + (uint64_t)(v[i] - '0');
         if (x > hi)
-            return fail(w, "%s: %s is out of range %llu..%llu", key, quote(v, n).s, (unsigned long long)lo,
+            return fail(w, "%s: %s is out of range %llu..%llu", key, config_quote(v, n).s, (unsigned long long)lo,
                         (unsigned long long)hi);
     }
     if (x < lo)
-        return fail(w, "%s: %s is out of range %llu..%llu", key, quote(v, n).s, (unsigned long long)lo,
+        return fail(w, "%s: %s is out of range %llu..%llu", key, config_quote(v, n).s, (unsigned long long)lo,
                     (unsigned long long)hi);
     *out = (uint32_t)x;
     return 0;
@@ -136,9 +113,9 @@ static int parse_events(const struct where *w, struct snippet *s, const char *v,
             return fail(w, "events: empty event name in the list");
         for (size_t k = 0; k < en; k++)
             if (e[k] <= 0x20 || e[k] >= 0x7f || e[k] == '"')
-                return fail(w, "events: '%s' has a character not allowed in an event specifier", quote(e, en).s);
+                return fail(w, "events: '%s' has a character not allowed in an event specifier", config_quote(e, en).s);
         if (en >= SNIPPET_EVENT_LEN)
-            return fail(w, "events: '%s' is longer than %d characters", quote(e, en).s, SNIPPET_EVENT_LEN - 1);
+            return fail(w, "events: '%s' is longer than %d characters", config_quote(e, en).s, SNIPPET_EVENT_LEN - 1);
         if (s->n_events >= SNIPPET_EVENTS_MAX)
             return fail(w, "events: more than %d events", SNIPPET_EVENTS_MAX);
         memcpy(s->events[s->n_events], e, en);
@@ -181,7 +158,7 @@ static int set_key(const struct where *w, struct snippet *s, const char *k, size
         else if (eq(v, vn, "off") || eq(v, vn, "0") || eq(v, vn, "false") || eq(v, vn, "no"))
             s->differencing = false;
         else
-            return fail(w, "differencing: '%s' is not on|off", quote(v, vn).s);
+            return fail(w, "differencing: '%s' is not on|off", config_quote(v, vn).s);
         return 0;
     }
     if (eq(k, kn, "aggregate")) {
@@ -190,12 +167,12 @@ static int set_key(const struct where *w, struct snippet *s, const char *k, size
         else if (eq(v, vn, "min"))
             s->aggregate = SNIPPET_AGG_MIN;
         else
-            return fail(w, "aggregate: '%s' is not median|min", quote(v, vn).s);
+            return fail(w, "aggregate: '%s' is not median|min", config_quote(v, vn).s);
         return 0;
     }
     return fail(w, "unknown snippet key '%s' (code, init, unroll, loop, warmup, events, differencing, aggregate, "
                    "timeout_ms)",
-                quote(k, kn).s);
+                config_quote(k, kn).s);
 }
 
 /* A finished section: code given, the generated variants within bounds. */
@@ -251,7 +228,7 @@ int snippet_cfg_parse(struct snippet_set *out, const char *text, size_t len, uns
             if (cur && check_snippet(&w, cur) < 0)
                 return -1;
             if (s[n - 1] != ']')
-                return fail(&w, "section header '%s' has no closing ']'", quote(s, n).s);
+                return fail(&w, "section header '%s' has no closing ']'", config_quote(s, n).s);
             const char *h = s + 1;
             size_t hn = n - 2;
             trim(&h, &hn);
@@ -259,17 +236,17 @@ int snippet_cfg_parse(struct snippet_set *out, const char *text, size_t len, uns
             while (kw < hn && !blank(h[kw]))
                 kw++;
             if (!eq(h, kw, "snippet"))
-                return fail(&w, "unknown section '[%s]' (expected [snippet NAME])", quote(h, hn).s);
+                return fail(&w, "unknown section '[%s]' (expected [snippet NAME])", config_quote(h, hn).s);
             const char *nm = h + kw;
             size_t nn = hn - kw;
             trim(&nm, &nn);
             if (!nn)
                 return fail(&w, "[snippet] needs a name: [snippet NAME], NAME of [a-z0-9_]");
             if (nn > SNIPPET_NAME_MAX)
-                return fail(&w, "snippet name '%s' is longer than %d characters", quote(nm, nn).s, SNIPPET_NAME_MAX);
+                return fail(&w, "snippet name '%s' is longer than %d characters", config_quote(nm, nn).s, SNIPPET_NAME_MAX);
             for (size_t k = 0; k < nn; k++)
                 if (!((nm[k] >= 'a' && nm[k] <= 'z') || (nm[k] >= '0' && nm[k] <= '9') || nm[k] == '_'))
-                    return fail(&w, "snippet name '%s': only a-z, 0-9 and _ are allowed", quote(nm, nn).s);
+                    return fail(&w, "snippet name '%s': only a-z, 0-9 and _ are allowed", config_quote(nm, nn).s);
             for (size_t k = 0; k < tmp.n; k++)
                 if (eq(nm, nn, tmp.s[k].name))
                     return fail(&w, "snippet '%s' is defined twice (first on line %u)", tmp.s[k].name, tmp.s[k].line);
@@ -284,13 +261,13 @@ int snippet_cfg_parse(struct snippet_set *out, const char *text, size_t len, uns
             continue;
         }
         if (!cur)
-            return fail(&w, "'%s' before any [snippet NAME] header", quote(s, n).s);
+            return fail(&w, "'%s' before any [snippet NAME] header", config_quote(s, n).s);
         const char *eqp = NULL;
         for (size_t k = 0; k < n && !eqp; k++)
             if (s[k] == '=')
                 eqp = s + k;
         if (!eqp)
-            return fail(&w, "missing '=' in '%s' (expected key = value)", quote(s, n).s);
+            return fail(&w, "missing '=' in '%s' (expected key = value)", config_quote(s, n).s);
         const char *k = s, *v = eqp + 1;
         size_t kn = (size_t)(eqp - s), vn = n - kn - 1;
         trim(&k, &kn);

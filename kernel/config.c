@@ -314,14 +314,9 @@ struct where {
     size_t errlen;
 };
 
-/* User text inside a message: at most 40 characters, non-printables as '?', so it stays one line. */
-struct quoted {
-    char s[48];
-};
-
-static struct quoted quote(const char *s, size_t n)
+struct cfg_quoted config_quote(const char *s, size_t n)
 {
-    struct quoted q;
+    struct cfg_quoted q;
     size_t i, m = n > 40 ? 37 : n;
     for (i = 0; i < m; i++) {
         unsigned char ch = (unsigned char)s[i];
@@ -335,20 +330,24 @@ static struct quoted quote(const char *s, size_t n)
     return q;
 }
 
+int config_verror(const char *origin, unsigned line, char *err, size_t errlen, const char *fmt, va_list ap)
+{
+    if (!err || !errlen)
+        return -1;
+    origin = origin ? origin : "config";
+    int n = line ? fmt_snprintf(err, errlen, "%s:%u: ", origin, line) : fmt_snprintf(err, errlen, "%s: ", origin);
+    if (n >= 0 && (size_t)n < errlen)
+        fmt_vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    return -1;
+}
+
 static int fail(const struct where *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(const struct where *w, const char *fmt, ...)
 {
-    if (!w->err || !w->errlen)
-        return -1;
-    const char *origin = w->origin ? w->origin : "config";
-    int n = w->line ? fmt_snprintf(w->err, w->errlen, "%s:%u: ", origin, w->line)
-                    : fmt_snprintf(w->err, w->errlen, "%s: ", origin);
-    if (n >= 0 && (size_t)n < w->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        fmt_vsnprintf(w->err + n, w->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    config_verror(w->origin, w->line, w->err, w->errlen, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -398,8 +397,8 @@ static int unknown_key(const struct where *w, const char *k, size_t n)
     }
     /* Suggest only close matches: 1 edit for short names, 2 for longer ones. */
     if (best && best_d <= (strlen(best) >= 5 ? 2u : 1u) && best_d < n)
-        return fail(w, "unknown key '%s' (did you mean '%s'?)", quote(k, n).s, best);
-    return fail(w, "unknown key '%s'", quote(k, n).s);
+        return fail(w, "unknown key '%s' (did you mean '%s'?)", config_quote(k, n).s, best);
+    return fail(w, "unknown key '%s'", config_quote(k, n).s);
 }
 
 /* Applies one key/value pair, both already trimmed and unquoted. */
@@ -413,10 +412,10 @@ static int apply(struct config *c, const struct where *w, const char *k, size_t 
         return fail(w, "empty value for '%s': expected %s", key->name, key->values);
     const char *why = set_value(c, key, v, vn);
     if (why == EXPECTED)
-        return fail(w, "bad value '%s' for '%s': expected %s", quote(v, vn).s, key->name,
+        return fail(w, "bad value '%s' for '%s': expected %s", config_quote(v, vn).s, key->name,
                     key->values);
     if (why)
-        return fail(w, "bad value '%s' for '%s': %s", quote(v, vn).s, key->name, why);
+        return fail(w, "bad value '%s' for '%s': %s", config_quote(v, vn).s, key->name, why);
     c->set_mask |= CFG_SET(key - keys);
     return 0;
 }
@@ -452,7 +451,7 @@ static int parse_line(struct config *c, const struct where *w, const char *s, si
         if (s[i] == '=')
             eq = s + i;
     if (!eq)
-        return fail(w, "missing '=' in '%s' (expected key = value)", quote(s, n).s);
+        return fail(w, "missing '=' in '%s' (expected key = value)", config_quote(s, n).s);
     const char *k = s, *v = eq + 1;
     size_t kn = (size_t)(eq - s), vn = n - kn - 1;
     trim(&k, &kn);
@@ -461,7 +460,7 @@ static int parse_line(struct config *c, const struct where *w, const char *s, si
         return fail(w, "empty key before '='");
     if (vn && v[0] == '"') {
         if (vn < 2 || v[vn - 1] != '"')
-            return fail(w, "unterminated quote in value for '%s'", quote(k, kn).s);
+            return fail(w, "unterminated quote in value for '%s'", config_quote(k, kn).s);
         v++;
         vn -= 2;
     }
@@ -544,10 +543,10 @@ int config_parse_args(struct config *c, const char *args, const char *origin, ch
                 too_long = true;
         }
         if (in_quote)
-            return fail(&w, "unterminated quote in '%s'", quote(start, (size_t)(p - start)).s);
+            return fail(&w, "unterminated quote in '%s'", config_quote(start, (size_t)(p - start)).s);
         if (too_long)
             return fail(&w, "option '%s' too long (at most %d characters)",
-                        quote(start, (size_t)(p - start)).s, CFG_TOKEN_MAX - 1);
+                        config_quote(start, (size_t)(p - start)).s, CFG_TOKEN_MAX - 1);
         tok[n] = '\0';
         const char *eq = strchr(tok, '=');
         if (!eq) {
@@ -555,7 +554,7 @@ int config_parse_args(struct config *c, const char *args, const char *origin, ch
                 first = false;
                 continue;
             }
-            return fail(&w, "expected key=value, got '%s'", quote(tok, n).s);
+            return fail(&w, "expected key=value, got '%s'", config_quote(tok, n).s);
         }
         first = false;
         const char *k = tok, *v = eq + 1;
@@ -563,7 +562,7 @@ int config_parse_args(struct config *c, const char *args, const char *origin, ch
         trim(&k, &kn);
         trim(&v, &vn);
         if (kn == 0)
-            return fail(&w, "empty key in '%s'", quote(tok, n).s);
+            return fail(&w, "empty key in '%s'", config_quote(tok, n).s);
         if (apply(&tmp, &w, k, kn, v, vn) < 0)
             return -1;
     }

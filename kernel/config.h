@@ -82,6 +82,15 @@ int config_parse_file(struct config *c, const char *text, size_t len, const char
 int config_parse_args(struct config *c, const char *args, const char *origin, char *err,
                       size_t errlen);
 
+/* The message conventions, for the parsers of the file's sections too (bench/snippet_cfg.c):
+ * user text quoted into a message: at most 40 characters, non-printables as '?', so it stays one line; */
+struct cfg_quoted {
+    char s[48];
+};
+struct cfg_quoted config_quote(const char *s, size_t n);
+/* and one error line "<origin>:<line>: <what>" ("<origin>: <what>" when line is 0) in err. Returns -1. */
+int config_verror(const char *origin, unsigned line, char *err, size_t errlen, const char *fmt, va_list ap);
+
 /* Writes an object with every key's effective value, in the syntax the parser accepts. */
 void config_to_json(const struct config *c, struct json *j);
 
