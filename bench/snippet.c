@@ -187,26 +187,27 @@ int snippet_measure(const struct snippet *s, void (*big)(void *), void (*small)(
 
 /* ---- the benchmark ---------------------------------------------------------------------------------------- */
 
+/* bytes as lowercase hex into out (2n + 1 bytes). */
+static const char *hex_of(const uint8_t *b, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * n] = 0;
+    return out;
+}
+
 /* The snippet's identity in every record: its name, its bytes (hex, so the record alone reproduces it) and shape. */
 static void snippet_head(struct json *j, const struct snippet *s)
 {
-    static char hex[2 * SNIPPET_CODE_MAX + 1];
-    static const char digits[] = "0123456789abcdef";
+    static char hex[2 * MAX(SNIPPET_CODE_MAX, SNIPPET_INIT_MAX) + 1];
     json_kv_str(j, "name", s->name);
     json_kv_uint(j, "code_bytes", s->code_len);
-    for (size_t i = 0; i < s->code_len; i++) {
-        hex[2 * i] = digits[s->code[i] >> 4];
-        hex[2 * i + 1] = digits[s->code[i] & 15];
-    }
-    hex[2 * s->code_len] = 0;
-    json_kv_str(j, "code", hex);
+    json_kv_str(j, "code", hex_of(s->code, s->code_len, hex));
     json_kv_uint(j, "init_bytes", s->init_len);
-    for (size_t i = 0; i < s->init_len; i++) {
-        hex[2 * i] = digits[s->init[i] >> 4];
-        hex[2 * i + 1] = digits[s->init[i] & 15];
-    }
-    hex[2 * s->init_len] = 0;
-    json_kv_str(j, "init", hex);
+    json_kv_str(j, "init", hex_of(s->init, s->init_len, hex));
     json_kv_uint(j, "unroll", s->unroll);
     json_kv_uint(j, "loop", s->loop);
 }

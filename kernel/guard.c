@@ -1,5 +1,6 @@
 /* guard.c - the guard in force and the location of an address in its regions. */
 #include "kernel/guard.h"
+#include "kernel/fmt.h"
 
 static struct guard cur;
 static volatile bool active;
@@ -51,4 +52,26 @@ void guard_json(struct json *j, uint64_t addr)
         json_kv_str(j, "part", "outside");
     }
     json_obj_end(j);
+}
+
+void guard_timeout_json(struct json *j, uint32_t timeout_ms, bool have_rip, uint64_t rip, const char *stopper)
+{
+    const struct guard *g = guard_current();
+    const char *what = g && g->what ? g->what : "guarded code", *name = g && g->name ? g->name : "";
+    char kind[48], msg[200];
+    fmt_snprintf(kind, sizeof(kind), "%s_timeout", g && g->what ? g->what : "watchdog");
+    json_kv_str(j, "what", kind);
+    json_kv_uint(j, "timeout_ms", timeout_ms);
+    if (have_rip) {
+        json_kv_hex(j, "rip", rip);
+        guard_json(j, rip);
+    } else if (g) {
+        json_key(j, what);
+        json_obj_begin(j);
+        json_kv_str(j, "name", name);
+        json_obj_end(j);
+    }
+    fmt_snprintf(msg, sizeof(msg), "%s '%s' did not return within %u ms; %s stopped the run", what, name, timeout_ms,
+                 stopper);
+    json_kv_str(j, "message", msg);
 }

@@ -81,17 +81,9 @@ bool watchdog_nmi(struct irq_frame *f)
     kprintf("\n!!! watchdog: %s '%s' did not return within %u ms (RIP %016lx); ending the run\n", what, name,
             wd.timeout_ms, f->rip);
     rec_abort();
-    struct json *j = rec_begin("error");
-    char kind[48];
-    fmt_snprintf(kind, sizeof(kind), "%s_timeout", g && g->what ? g->what : "watchdog");
-    json_kv_str(j, "what", kind);
-    json_kv_uint(j, "timeout_ms", wd.timeout_ms);
-    json_kv_hex(j, "rip", f->rip);
-    guard_json(j, f->rip);
-    char msg[160];
-    fmt_snprintf(msg, sizeof(msg), "%s '%s' did not return within %u ms; the watchdog on CPU %u stopped the run", what,
-                 name, wd.timeout_ms, wd.cpu);
-    json_kv_str(j, "message", msg);
+    char stopper[40];
+    fmt_snprintf(stopper, sizeof(stopper), "the watchdog on CPU %u", wd.cpu);
+    guard_timeout_json(rec_begin("error"), wd.timeout_ms, true, f->rip, stopper);
     rec_end();
     out_finish("error");
     machine_finish(RUN_ERROR);

@@ -100,20 +100,7 @@ static void fire(void)
     const char *what = g && g->what ? g->what : "guarded code", *name = g && g->name ? g->name : "";
     printf("\n!!! watchdog: %s '%s' did not return within %u ms; ending the run\n", what, name, wd.timeout_ms);
     struct record_stream *rs = host_records();
-    struct json *j = record_begin(rs, "error");
-    char kind[48], msg[160];
-    fmt_snprintf(kind, sizeof(kind), "%s_timeout", g && g->what ? g->what : "watchdog");
-    json_kv_str(j, "what", kind);
-    json_kv_uint(j, "timeout_ms", wd.timeout_ms);
-    if (g) {
-        json_key(j, what);
-        json_obj_begin(j);
-        json_kv_str(j, "name", name);
-        json_obj_end(j);
-    }
-    fmt_snprintf(msg, sizeof(msg), "%s '%s' did not return within %u ms; the watchdog thread stopped the run", what,
-                 name, wd.timeout_ms);
-    json_kv_str(j, "message", msg);
+    guard_timeout_json(record_begin(rs, "error"), wd.timeout_ms, false, 0, "the watchdog thread");
     record_end(rs);
     record_finish(rs, "error");
     fflush(stdout);
