@@ -90,7 +90,46 @@ class DbError(Exception):
 
 
 def is_url(target):
-    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+    return isinstance(target, str) and target.startswith(URL_PREFIXES)
+
+
+# The --db forms (docs/host-tools.md, "History database"). The URL prefixes are libpq's own, which compares
+# them case-sensitively; anything else that starts like a URL is refused rather than taken for a file name,
+# so a mistyped server URL never becomes a local SQLite file that the lab's history never sees.
+URL_PREFIXES = ("postgresql://", "postgres://")
+DB_FORMS = ("postgresql://[USER[:PASSWORD]@][HOST][:PORT][/DBNAME][?PARAM=VALUE...] (or postgres://...), "
+            "or a SQLite file path that does not start like a URL (./NAME for a name with a colon)")
+_SCHEME_LIKE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)(:|//)")
+
+
+def check_target(target):
+    """'postgresql' or 'sqlite' for a supported --db value; DbError (the reason and the accepted forms,
+    one line) for anything else: an empty value, or a value that starts like a URL (a word followed by
+    ':' or '//') without being exactly one of URL_PREFIXES. Nothing is opened or created."""
+    if not isinstance(target, str) or not target:
+        raise DbError("empty; accepted: %s" % DB_FORMS)
+    if is_url(target):
+        return "postgresql"
+    m = _SCHEME_LIKE.match(target)
+    if m is None:
+        return "sqlite"
+    scheme, sep = m.group(1), m.group(2)
+    if sep == "//":
+        why = "looks like a URL with the ':' after '%s' missing" % scheme
+    elif scheme.lower() in ("postgresql", "postgres"):
+        why = ("the scheme must be written in lower case (libpq's '%s://')" % scheme.lower()
+               if scheme != scheme.lower() else "'%s:' must be followed by '//'" % scheme)
+    elif scheme.lower() in ("sqlite", "sqlite3", "file"):
+        why = "a SQLite database is given as a plain file path, not a '%s:' URL" % scheme
+    else:
+        why = "unsupported scheme '%s'" % scheme
+    raise DbError("%s; accepted: %s" % (why, DB_FORMS))
+
+
+def one_line(msg):
+    """A (possibly multi-line) driver message as one line: libpq's connection errors carry a second
+    line ('Is the server running ...?')."""
+    return "; ".join(l.strip() for l in str(msg).splitlines() if l.strip())
 
 
 def _psycopg():
@@ -138,6 +177,13 @@ class Row:
         return "Row(%r)" % dict(zip(self._names, self._values))
 
 
+# executemany's statements: INSERT INTO t (cols) VALUES (?,?,...), sent to PostgreSQL as multi-row INSERTs
+# of at most _ROWS_PER_INSERT rows (PostgreSQL allows 65535 parameters per statement).
+_INSERT_VALUES = re.compile(r"(\s*INSERT\s+INTO\s+\w+\s*\([^()]*\)\s*VALUES\s*)(\((?:\s*\?\s*,)*\s*\?\s*\))\s*$",
+                            re.I)
+_ROWS_PER_INSERT = 1000
+
+
 def _pg_row_factory(cursor):
     names = [c.name for c in cursor.description] if cursor.description else []
     return lambda values: Row(names, values)
@@ -176,8 +222,20 @@ class Conn:
             return self.raw.executemany(q, seq)
         seq = [tuple(p) for p in seq]
         cur = self.raw.cursor()
-        if seq:
-            cur.executemany(self.sql(q), seq)
+        m = _INSERT_VALUES.match(q)
+        if m is None:
+            if seq:
+                cur.executemany(self.sql(q), seq)
+            return cur
+        # One multi-row INSERT per chunk instead of psycopg's executemany: that one runs in pipeline mode,
+        # and a serialization failure inside the pipeline (concurrent ingests; transaction() retries it)
+        # logs "error ignored terminating <psycopg.Pipeline [INERROR]>: pipeline aborted" on stderr and,
+        # on the retry, can name a prepared statement the aborted pipeline never created (psycopg 3.1:
+        # InvalidSqlStatementName "_pg3_N" does not exist).
+        head, row = m.group(1), m.group(2)
+        for i in range(0, len(seq), _ROWS_PER_INSERT):
+            chunk = seq[i:i + _ROWS_PER_INSERT]
+            cur.execute(self.sql(head + ",".join([row] * len(chunk))), [v for p in chunk for v in p])
         return cur
 
     def begin(self, serializable=False):
@@ -232,13 +290,14 @@ def transaction(conn, fn, serializable=True, attempts=20):
 
 
 def connect(target):
-    """Open (creating if needed) and migrate the database: a SQLite path or a postgresql:// URL."""
-    if is_url(target):
+    """Open (creating if needed) and migrate the database: a SQLite path or a postgresql:// URL
+    (check_target: any other URL-like value is refused before anything is created)."""
+    if check_target(target) == "postgresql":
         psycopg = _psycopg()
         try:
             raw = psycopg.connect(target, autocommit=True, row_factory=_pg_row_factory)
         except psycopg.Error as e:
-            raise DbError(str(e).strip())
+            raise DbError(one_line(e)) from None
         conn = Conn(raw, "postgresql")
     else:
         d = os.path.dirname(target)
