@@ -102,20 +102,23 @@ def _copy_latest(base, d):
 def cmd_run(a):
     from . import qemu
     accel = "kvm" if a.kvm else "tcg" if a.tcg else "auto"
+    cfg_text = None
+    if a.cfg is not None:       # bad input before the KVM probe and before anything is created
+        try:
+            with open(a.cfg, encoding="utf-8") as f:
+                cfg_text = f.read()
+        except OSError as e:
+            err("--cfg %s: cannot read: %s" % (a.cfg, e.strerror))
+            return EXIT_USAGE
+        except UnicodeDecodeError as e:
+            err("--cfg %s: not UTF-8 text (byte 0x%02x at offset %d)" % (a.cfg, e.object[e.start], e.start))
+            return EXIT_USAGE
     try:
         chosen, why = qemu.choose_accel(accel)
     except qemu.QemuError as e:
         err(str(e))
         return EXIT_FAIL
     print("pmubench: accelerator %s (%s)" % (chosen, why), flush=True)
-    cfg_text = None
-    if a.cfg:
-        try:
-            with open(a.cfg, encoding="utf-8") as f:
-                cfg_text = f.read()
-        except OSError as e:
-            err("cannot read %s: %s" % (a.cfg, e.strerror))
-            return EXIT_FAIL
     d = _results_dir(a.out)
     log_path = os.path.join(d, "serial.log")
     progress = Progress(sys.stdout, a.quiet, a.verbose)
