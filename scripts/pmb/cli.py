@@ -102,6 +102,14 @@ def _copy_latest(base, d):
 def cmd_run(a):
     from . import qemu
     accel = "kvm" if a.kvm else "tcg" if a.tcg else "auto"
+    if a.disk is not None and a.image is not None:
+        err("run: --image %s and --disk %s given: boot one of them" % (a.image, a.disk))
+        return EXIT_USAGE
+    try:
+        qemu.numa_args(a.numa, a.smp, qemu.parse_size(a.mem))
+    except ValueError as e:
+        err("--numa %d: %s" % (a.numa, e))
+        return EXIT_USAGE
     cfg_text = None
     if a.cfg is not None:       # bad input before the KVM probe and before anything is created
         try:
@@ -123,7 +131,7 @@ def cmd_run(a):
     log_path = os.path.join(d, "serial.log")
     progress = Progress(sys.stdout, a.quiet, a.verbose)
     try:
-        res = qemu.boot(image=a.image if not a.disk else None, disk=a.disk, cpu=a.cpu, smp=a.smp,
+        res = qemu.boot(image=None if a.disk else a.image or qemu.DEFAULT_IMAGE, disk=a.disk, cpu=a.cpu, smp=a.smp,
                         mem=a.mem, numa=a.numa, cfg_text=cfg_text, args=a.args, accel=chosen,
                         timeout=a.timeout, on_line=progress, log_path=log_path,
                         firmware="bios" if a.bios else "uefi")
@@ -133,7 +141,7 @@ def cmd_run(a):
         return EXIT_FAIL
     meta = {"tool_version": __version__, "accel": res.accel, "accel_reason": why, "status": res.status,
             "reason": res.reason, "exit_code": res.exit_code, "seconds": round(res.seconds, 2),
-            "cmdline": res.cmdline, "image": a.disk or a.image, "args": a.args}
+            "cmdline": res.cmdline, "image": a.disk or a.image or qemu.DEFAULT_IMAGE, "args": a.args}
     print("pmubench: QEMU finished: %s (%s) after %.1fs" % (res.status, res.reason, res.seconds))
     if res.stderr.strip():
         sys.stderr.write(res.stderr)
@@ -263,10 +271,13 @@ def _accel_for(path, explicit, run):
 
 def cmd_nightly(a):
     from . import db, figures, nightly
+    if a.run is not None and a.log is not None:
+        err("nightly: LOG %s and --run %s given: ingest one of them" % (a.log, a.run))
+        return EXIT_USAGE
     src = a.run or a.log
     if not src:
         err("nightly needs LOG or --run DIR")
-        return EXIT_BAD_LOG
+        return EXIT_USAGE
     try:
         run = parsemod.load_run(src)
     except parsemod.LogError as e:
@@ -341,7 +352,7 @@ def _figure_names(conn, figure):
     from . import history
     names = history.select_names(conn, figure)
     if not names:
-        err("no figure matches %r" % figure if figure else "the database holds no figures")
+        err("no figure matches %r" % figure if figure is not None else "the database holds no figures")
     return names
 
 
@@ -559,7 +570,7 @@ def build_parser():
     r.add_argument("--cpu", default=None, help="QEMU CPU model (default: max under TCG, host,pmu=on under KVM)")
     r.add_argument("--cfg", help="config file put on the ESP as pmubench.cfg")
     r.add_argument("--args", default=None, help='load options, e.g. "bench=latency seed=2" (via startup.nsh)')
-    r.add_argument("--image", default=DEFAULT_IMAGE, help="EFI image (default build/pmubench.efi)")
+    r.add_argument("--image", help="EFI image (default %s)" % os.path.relpath(DEFAULT_IMAGE, REPO_ROOT))
     r.add_argument("--disk", default=None, help="boot this raw disk image (e.g. the USB image) instead")
     r.add_argument("--bios", action="store_true",
                    help="boot --disk (the make usb image) under SeaBIOS through GRUB/Multiboot2 instead of OVMF; "

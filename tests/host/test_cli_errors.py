@@ -234,6 +234,28 @@ def test_usb_device_and_image_together_are_refused(work, capsys):
     assert not (work / "out.img").exists()
 
 
+@pytest.mark.parametrize("argv,expect", [
+    (["nightly", "a.log", "--run", "."], "nightly: LOG a.log and --run . given: ingest one of them"),
+    (["nightly"], "nightly needs LOG or --run DIR"),
+    (["run", "--tcg", "--image", "a.log", "--disk", "a.log", "--out", "res"],
+     "run: --image a.log and --disk a.log given: boot one of them"),
+    (["run", "--tcg", "--numa", "3", "--mem", "1G", "--out", "res"],
+     "--numa 3: memory (1024 MiB) does not split evenly into 3 NUMA nodes"),
+])
+def test_options_that_would_be_ignored_or_cannot_work_together_are_refused(work, capsys, argv, expect):
+    rc, out, err = main(argv + (["--db", "h.sqlite"] if argv[0] == "nightly" else []), capsys)
+    assert rc == 2 and out == ""
+    assert one_line(err) == "pmubench: %s\n" % expect
+    assert sorted(os.listdir(work)) == ["a.log"]
+
+
+def test_history_figure_that_matches_nothing(work, capsys):
+    dbp = ingested(work, capsys)
+    for q in ("", "no_such_figure"):
+        rc, out, err = main(["history", "--db", dbp, "--figure", q], capsys)
+        assert rc == 1 and out == "" and one_line(err) == "pmubench: no figure matches %r\n" % q
+
+
 def test_run_cfg_that_cannot_be_read_is_bad_input(work, capsys):
     (work / "bin.cfg").write_bytes(b"bench = latency\n\xff\xfe\n")
     rc, _, err = main(["run", "--tcg", "--cfg", "bin.cfg", "--out", "res"], capsys)
