@@ -12,9 +12,9 @@ import time
 from . import __version__, REPO_ROOT
 from . import parse as parsemod
 
-# Exit statuses (docs/host-tools.md, "Exit status"): 1 the checked thing failed or the work could not be done
-# (a database or file error on the way); 2 bad input: the command line (argparse, a number out of range, a --db
-# that is not one of the accepted forms, an output path that cannot be written) or a rejected log.
+# Exit statuses (docs/host-tools.md, "Errors and exit statuses"): 1 the checked thing failed or the work could
+# not be done (a database or file error on the way); 2 bad input: the command line (argparse, a number out of
+# range, a --db that is not one of the accepted forms, an output path that cannot be written) or a rejected log.
 EXIT_OK, EXIT_FAIL, EXIT_BAD_LOG, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 124, 130
 EXIT_USAGE = 2
 
@@ -131,8 +131,8 @@ def cmd_run(a):
     log_path = os.path.join(d, "serial.log")
     progress = Progress(sys.stdout, a.quiet, a.verbose)
     try:
-        res = qemu.boot(image=None if a.disk else a.image or qemu.DEFAULT_IMAGE, disk=a.disk, cpu=a.cpu, smp=a.smp,
-                        mem=a.mem, numa=a.numa, cfg_text=cfg_text, args=a.args, accel=chosen,
+        res = qemu.boot(image=None if a.disk else a.image or qemu.DEFAULT_IMAGE, disk=a.disk, cpu=a.cpu,
+                        smp=a.smp, mem=a.mem, numa=a.numa, cfg_text=cfg_text, args=a.args, accel=chosen,
                         timeout=a.timeout, on_line=progress, log_path=log_path,
                         firmware="bios" if a.bios else "uefi")
     except (qemu.QemuError, ValueError) as e:
@@ -365,8 +365,8 @@ def cmd_history(a):
         names = _figure_names(conn, a.figure)
         if not names:
             return EXIT_FAIL
-        if a.machine is not None and a.machine not in [m["id"] for m in db.machines(conn)]:
-            ids = [m["id"] for m in db.machines(conn)]
+        ids = [m["id"] for m in db.machines(conn)]
+        if a.machine is not None and a.machine not in ids:
             err("--machine %d: no such machine in %s (machine ids: %s)"
                 % (a.machine, _db_name(a.db), ", ".join(map(str, ids)) or "none"))
             return EXIT_FAIL
@@ -502,8 +502,6 @@ def _check_output(path, kind):
     if kind == "file":
         if os.path.isdir(path):
             return "is a directory"
-        if os.path.lexists(path) and not os.path.exists(path):
-            return "is a dangling symbolic link"
         if os.path.exists(path) and not os.access(path, os.W_OK):
             return "not writable"
         parent = os.path.dirname(os.path.abspath(path))

@@ -310,7 +310,7 @@ def pmubench_as_user(args, cwd):
 
 
 def test_read_only_sqlite_file_and_directory(shared_dir):
-    prefix = _unprivileged()   # noqa: F841 (skips early when the test cannot drop privileges)
+    _unprivileged()            # skips early when the test cannot drop privileges
     d = shared_dir
     for s in (1, 2):
         with open(os.path.join(d, "l%d.log" % s), "w") as f:
