@@ -502,8 +502,8 @@ def _check_output(path, kind):
     if kind == "file":
         if os.path.isdir(path):
             return "is a directory"
-        if os.path.exists(path) and not os.access(path, os.W_OK):
-            return "not writable"
+        if os.path.exists(path):       # overwritten in place: its directory need not be writable
+            return None if os.access(path, os.W_OK) else "not writable"
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.exists(parent):
             return "directory %s does not exist" % parent

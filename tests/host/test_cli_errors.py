@@ -305,8 +305,14 @@ def shared_dir():
 
 
 def pmubench_as_user(args, cwd):
-    return subprocess.run(_unprivileged() + [sys.executable, PMUBENCH] + args, cwd=cwd, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    mpl = tempfile.mkdtemp(prefix="pmb-mpl-")      # matplotlib's cache (the nobody user has no home)
+    os.chmod(mpl, 0o777)
+    try:
+        return subprocess.run(_unprivileged() + [sys.executable, PMUBENCH] + args, cwd=cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True, timeout=120,
+                              env=dict(os.environ, MPLCONFIGDIR=mpl))
+    finally:
+        shutil.rmtree(mpl, ignore_errors=True)
 
 
 def test_read_only_sqlite_file_and_directory(shared_dir):
@@ -438,3 +444,27 @@ def test_concurrent_nightly_jobs_print_no_pipeline_noise(tmp_path, pg_url):
         assert c.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == len(set(jobs))
     finally:
         c.close()
+
+
+def test_output_paths_without_write_permission(shared_dir):
+    """Permission bits of an output file and of its directory, checked before the work (as a user they apply
+    to): an existing file is overwritten in place, so its directory need not be writable."""
+    _unprivileged()
+    d = shared_dir
+    log = os.path.join(d, "a.log")
+    with open(log, "w") as f:
+        f.write(logs.full_log(seed=1))
+    ro = os.path.join(d, "ro.html")
+    open(ro, "w").close()
+    os.chmod(ro, 0o444)
+    r = pmubench_as_user(["report", "a.log", "--html", "ro.html"], d)
+    assert (r.returncode, r.stdout) == (2, "") and one_line(r.stderr) == "pmubench: --html ro.html: not writable\n"
+    r = pmubench_as_user(["report", "a.log", "--html", "new.html"], d)     # d is 0755, not the user's
+    assert (r.returncode, r.stdout) == (2, "")
+    assert one_line(r.stderr) == "pmubench: --html new.html: directory %s is not writable\n" % d
+    r = pmubench_as_user(["report", "a.log", "--png", "plots"], d)
+    assert r.returncode == 2
+    assert one_line(r.stderr) == "pmubench: --png plots: cannot create it: directory %s is not writable\n" % d
+    os.chmod(ro, 0o666)
+    r = pmubench_as_user(["report", "a.log", "--html", "ro.html"], d)
+    assert r.returncode == 0 and r.stderr == "" and os.path.getsize(ro) > 1000
