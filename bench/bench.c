@@ -1,4 +1,4 @@
-/* bench.c - the one benchmark registry and the generic runner: a new benchmark is one row in bench_table. */
+/* bench.c - the one benchmark registry and the generic runner: a new benchmark is one row in bench_table (docs/design.md "Adding a benchmark"). */
 #include "bench/bench.h"
 #include "bench/bench_select.h"
 #include "bench/bandwidth.h"
