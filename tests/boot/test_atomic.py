@@ -66,7 +66,7 @@ def test_atomic_in_the_hosted_runner(exe):
 
 
 def test_bench_all_includes_atomic(exe):
-    """docs/latency.md "atomic": bench=all runs it (a few milliseconds); the usage text says so."""
+    """docs/records.md "atomic": bench=all runs it (a few milliseconds); the usage text says so."""
     p = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30)
     line = next(l for l in (p.stdout + p.stderr).splitlines() if l.startswith("Benchmarks:"))
     assert " atomic " in line and "bench=all runs every one but snippet" in line
