@@ -372,9 +372,10 @@ def cmd_history(a):
             return EXIT_FAIL
         runs, values, verdicts = history.trend(conn, names, a.machine, a.last)
         bands = history.bands(conn, names, runs) if a.png else None
+        quality = history.qualities(conn, names, runs)
     finally:
         conn.close()
-    sys.stdout.write(history.table(runs, names, values, verdicts))
+    sys.stdout.write(history.table(runs, names, values, verdicts, quality))
     if a.png:
         png = history.plot(runs, names, values, "pmubench history: %s" % (a.figure or "Table 2 rows"), bands)
         _write_output(a.png, png)

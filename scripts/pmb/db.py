@@ -72,6 +72,9 @@ MIGRATIONS = [
     # 1 -> 2: branch figures renamed (docs/host-tools.md, "History database", "Version 2"), and the
     # count of earlier incomplete boots in the log a run came from.
     lambda conn: _migrate_1_to_2(conn),
+    # 2 -> 3: each figure's verdict (quality, quality_reason), and the figures of record types version 2 did
+    # not know, both from the stored record lines (docs/host-tools.md, "History database", "Version 3").
+    lambda conn: _migrate_2_to_3(conn),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -388,6 +391,40 @@ def _migrate_1_to_2(conn):
                          [(run_id, f.name, f.value, f.unit, f.spread, f.better) for f in figs])
 
 
+FIGURE_COLUMNS = "run_id, name, value, unit, cv, better, quality, quality_reason"
+
+
+def _figure_rows(run_id, figs):
+    # `cv` holds the figure's spread (a fraction): the column is older than the "spread" key.
+    return [(run_id, f.name, f.value, f.unit, f.spread, f.better, f.quality, f.quality_reason) for f in figs]
+
+
+def _migrate_2_to_3(conn):
+    """Version 2 stored no verdicts, and only the figures of the record types figures.py named one by one
+    (a snippet, timer or latency_plateau figure, or a new benchmark's, never reached the history). Add
+    figures.quality and figures.quality_reason, and re-derive every stored run's figures from its record
+    lines: the verdicts of the figures already there are filled in (their values stay as stored), the
+    figures that were missing are added."""
+    conn.execute("ALTER TABLE figures ADD COLUMN quality TEXT")
+    conn.execute("ALTER TABLE figures ADD COLUMN quality_reason TEXT")
+    by_run = {}
+    for run_id, line in conn.execute("SELECT run_id, line FROM records WHERE type NOT IN ('run', 'end')"
+                                     " ORDER BY run_id, seq"):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            by_run.setdefault(run_id, []).append(rec)
+    for run_id, recs in by_run.items():
+        figs = figmod.extract(_StoredRun(recs))
+        have = {r[0] for r in conn.execute("SELECT name FROM figures WHERE run_id = ?", (run_id,))}
+        conn.executemany("UPDATE figures SET quality = ?, quality_reason = ? WHERE run_id = ? AND name = ?",
+                         [(f.quality, f.quality_reason, run_id, f.name) for f in figs.values() if f.name in have])
+        conn.executemany("INSERT INTO figures (%s) VALUES (?,?,?,?,?,?,?,?)" % FIGURE_COLUMNS,
+                         _figure_rows(run_id, [f for f in figs.values() if f.name not in have]))
+
+
 # ---- identity --------------------------------------------------------------------------------
 
 # The CPU identity: boxes that agree on all of these are "identical machines" (pmubench fleet
@@ -483,9 +520,8 @@ def ingest(conn, run, accel="unknown", source=None, host=None):
         types = [rec.get("type") for rec in run.records] + ["end"]
         conn.executemany("INSERT INTO records (run_id, seq, type, line) VALUES (?,?,?,?)",
                          [(rid, i, t, line) for i, (t, line) in enumerate(zip(types, run.lines))])
-        # `cv` holds the figure's spread (a fraction): the column is older than the "spread" key.
-        conn.executemany("INSERT INTO figures (run_id, name, value, unit, cv, better) VALUES (?,?,?,?,?,?)",
-                         [(rid, f.name, f.value, f.unit, f.spread, f.better) for f in figmod.extract(run).values()])
+        conn.executemany("INSERT INTO figures (%s) VALUES (?,?,?,?,?,?,?,?)" % FIGURE_COLUMNS,
+                         _figure_rows(rid, figmod.extract(run).values()))
         return rid, True
 
     return transaction(conn, body)

@@ -53,9 +53,24 @@ def trend(conn, names, machine_id=None, last=None):
     return runs, values, verdicts
 
 
-def table(runs, names, values, verdicts):
+def qualities(conn, names, runs):
+    """{run_id: {name: quality}} of the chosen runs' figures whose verdict is not ok (the figures table's
+    `quality`; NULL for a figure of a log written before verdicts existed)."""
+    ids = [r["id"] for r in runs]
+    out = {}
+    if ids and names:
+        q = ",".join("?" * len(ids))
+        qn = ",".join("?" * len(names))
+        for row in conn.execute("SELECT run_id, name, quality FROM figures WHERE run_id IN (%s) AND name IN (%s)"
+                                " AND quality IS NOT NULL AND quality <> 'ok'" % (q, qn), ids + names):
+            out.setdefault(row["run_id"], {})[row["name"]] = row["quality"]
+    return out
+
+
+def table(runs, names, values, verdicts, quality=None):
     """Markdown trend table: one row per run, one column per figure; '!' marks a regression and
-    '+' an improvement found when that run was ingested."""
+    '+' an improvement found when that run was ingested; a figure whose verdict was not ok says which
+    (quality from qualities(): "(noisy)", "(suspect)")."""
     head = ["Run", "Ingested (UTC)", "Machine", "Status", "crc32"] + names
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in runs:
@@ -63,7 +78,8 @@ def table(runs, names, values, verdicts):
         for n in names:
             v = values[n].get(r["id"])
             mark = {"regressed": " !", "improved": " +"}.get(verdicts.get(r["id"], {}).get(n), "")
-            cells.append("" if v is None else ("%.4g" % v) + mark)
+            q = (quality or {}).get(r["id"], {}).get(n)
+            cells.append("" if v is None else ("%.4g" % v) + mark + (" (%s)" % q if q else ""))
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
