@@ -462,10 +462,7 @@ static void crosscheck_sweep(void)
     for (size_t i = 0; i < ARRAY_SIZE(pairs); i++) {
         char a[LEDGER_NAME_MAX];
         fmt_snprintf(a, sizeof(a), "data_source/%s", lat_rows[pairs[i].row].source);
-        const char *why = "the row was not measured";
-        const char *b = rows[pairs[i].row].footprint ? lat_sweep_plateau_at(rows[pairs[i].row].footprint, &why) : NULL;
-        crosscheck_figures(pairs[i].quantity, a, b ? b : "latency_plateau (reference series)", XC_TOL_LATENCY, NULL,
-                           b ? NULL : why);
+        lat_sweep_crosscheck(pairs[i].quantity, a, rows[pairs[i].row].footprint);
     }
 }
 
