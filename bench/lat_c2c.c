@@ -58,8 +58,7 @@ void bench_c2c(void)
     uint32_t total = plat_cpu_count();
     struct cache_sizes c;
     cache_sizes_from_cpuid(plat_cpuinfo(), &c);
-    uint64_t w = MIN(lat_placed_bytes(&c), LAT_C2C_MAX_BYTES);
-    w = MAX(ALIGN_DOWN(w, (uint64_t)LAT_PLACED_STRIDE * CHASE_UNROLL), (uint64_t)LAT_PLACED_STRIDE * CHASE_UNROLL);
+    uint64_t w = lat_other_core_bytes(&c); /* the same lines as the Table 2 rows with another core */
     size_t rounds, warm;
     lat_placed_rounds(&rounds, &warm);
     if (plat_config()->quick)

@@ -122,6 +122,13 @@ uint64_t lat_placed_bytes(const struct cache_sizes *c)
     return MAX(ALIGN_DOWN(w, unit), unit);
 }
 
+uint64_t lat_other_core_bytes(const struct cache_sizes *c)
+{
+    const uint64_t unit = (uint64_t)LAT_PLACED_STRIDE * 64;
+    uint64_t w = MIN(lat_placed_bytes(c), LAT_C2C_MAX_BYTES);
+    return MAX(ALIGN_DOWN(w, unit), unit);
+}
+
 uint64_t lat_evict_bytes(const struct cache_sizes *c, int levels)
 {
     uint64_t l1 = c && c->l1 ? c->l1 : KiB(32);

@@ -49,6 +49,13 @@ uint64_t lat_placed_bytes(const struct cache_sizes *c);
 static inline size_t lat_placed_lines(uint64_t bytes) { return (size_t)(bytes / LAT_PLACED_STRIDE); }
 /* The c2c matrix uses the smaller of that and 64 KiB: the cost is per line, the cells are many. */
 #define LAT_C2C_MAX_BYTES KiB(64)
+/* Working set of the rows whose lines another core holds (L3_shared_other_core, L3_modified_other_core) and of
+ * the c2c matrix: the smaller of lat_placed_bytes and LAT_C2C_MAX_BYTES, a multiple of LAT_PLACED_STRIDE x 64
+ * (at least that). At most 512 lines (32 KiB of lines over 64 KiB): on every part from Nehalem (32 KiB L1D,
+ * 256 KiB L2) to Emerald Rapids (48 KiB, 2 MiB) and Zen 4 (32 KiB, 1 MiB) the holder's private L1D + L2 keep
+ * all of them with most of their capacity to spare, so the timed read finds each line in that core (docs/latency.md
+ * "Other-core rows per cache design"); and the row and the c2c cell measure the same lines in the same state. */
+uint64_t lat_other_core_bytes(const struct cache_sizes *c);
 
 /*
  * Eviction buffer that a CPU reads to push the placed lines out of its own L1 (levels = 1) or L1 and L2
