@@ -29,6 +29,11 @@ void lat_result_from(struct lat_result *r, double *s, size_t n, double ratio, co
 void lat_result_judge(struct lat_result *r)
 {
     verdict_from_stats(&r->v, &r->tsc, r->converged, meas_ci_target(plat_config()->quick));
+    /* Every latency here is a chain of dependent loads: under a core cycle per load the core did not wait for
+     * each load (a renamed or overlapped link), so the figure is not a load-to-use latency. */
+    if (r->tsc.n && r->cycles > 0 && r->cycles < LAT_MIN_CYCLES_PER_LOAD)
+        verdict_worsen(&r->v, QUALITY_SUSPECT,
+                       "%.2f core cycles per dependent load, under 1: the loads were not each waited for", r->cycles);
 }
 
 void lat_unavailable_json(struct json *j, const char *name, const char *why)

@@ -30,7 +30,9 @@ struct lat_result {
 double lat_tsc_to_ns(double tsc);
 /* Fills r from per-load TSC samples (sorted in place) and a core/TSC ratio. */
 void lat_result_from(struct lat_result *r, double *samples, size_t n, double ratio, const char *cycles_method);
-/* Sets r->v from the CI against the profile's target and r->converged (ok or noisy). */
+/* Sets r->v from the CI against the profile's target and r->converged (ok or noisy); suspect under
+ * LAT_MIN_CYCLES_PER_LOAD core cycles per load (a dependent chain that fast is not a load latency). */
+#define LAT_MIN_CYCLES_PER_LOAD 1.0
 void lat_result_judge(struct lat_result *r);
 /* The keys every latency record shares: the figure `name` in ns through figure_json (measure/verdict.h:
  * figure, unit, median, p10, p90, min, max, n, spread, ci_lo, ci_hi, converged, quality, quality_reason),

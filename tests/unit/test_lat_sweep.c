@@ -12,6 +12,7 @@
 #include "tests/unit/bw_fake_platform.h"
 #include "bench/lat_sweep.h"
 #include "bench/lat_plan.h"
+#include "bench/lat_common.h"
 #include "bench/crosscheck.h"
 #include "measure/knee.h"
 #include "measure/verdict.h"
@@ -265,6 +266,30 @@ static void test_clock_drift_flags_series(void **state)
     assert_has(fake_find("latency_plateau", "\"index\":0", 0), "\"quality\":\"suspect\"");
 }
 
+/* A load latency under a core cycle per load is suspect, with the reason (lat_result_judge): a dependent chain
+ * that fast did not wait for each load. */
+static void test_sub_cycle_load_is_suspect(void **state)
+{
+    (void)state;
+    fake_reset();
+    FAKE.cfg.quick = false;
+    double t[11];
+    struct lat_result r;
+    for (int i = 0; i < 11; i++)
+        t[i] = 0.35;
+    lat_result_from(&r, t, 11, 1.423, "test");
+    r.converged = true;
+    lat_result_judge(&r);
+    assert_int_equal(r.v.q, QUALITY_SUSPECT);
+    assert_non_null(strstr(r.v.reason, "under 1"));
+    for (int i = 0; i < 11; i++)
+        t[i] = 3.0;
+    lat_result_from(&r, t, 11, 1.423, "test");
+    r.converged = true;
+    lat_result_judge(&r);
+    assert_int_equal(r.v.q, QUALITY_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_epyc_full),
         cmocka_unit_test(test_epyc_quick_missing_l3_plateau),
         cmocka_unit_test(test_clock_drift_flags_series),
+        cmocka_unit_test(test_sub_cycle_load_is_suspect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
