@@ -94,7 +94,7 @@ void bench_c2c(void)
         return;
     }
     lat_scratch_free(&scratch);
-    struct lat_evict ev = {.buf = eb.ptr, .bytes = evb};
+    struct lat_evict ev = {.buf = eb.ptr, .bytes = evb, .chunk = lat_evict_chunk(&c, 2)};
     char bt[24];
     plat_printf("c2c: %u of %u CPUs%s, %zu lines (%s), %zu rounds per cell\n", n, total, sampled ? " (evenly sampled)" : "",
                 lines.n, lat_bytes_text(w, bt, sizeof(bt)), rounds);

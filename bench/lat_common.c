@@ -173,9 +173,14 @@ void lat_job_read(void *arg)
 void lat_job_evict(void *arg)
 {
     struct lat_evict *e = arg;
-    uint64_t sum = 0;
-    for (uint64_t off = 0; off < e->bytes; off += 64)
-        sum += ((const volatile uint8_t *)e->buf)[off];
+    const volatile uint8_t *b = e->buf;
+    uint64_t sum = 0, chunk = e->chunk ? e->chunk : e->bytes;
+    for (uint64_t at = 0; at < e->bytes; at += chunk) {
+        uint64_t end = MIN(e->bytes, at + chunk);
+        for (int pass = 0; pass < (e->chunk ? 2 : 1); pass++)
+            for (uint64_t off = at; off < end; off += 64)
+                sum += b[off];
+    }
     e->sink = sum;
 }
 

@@ -138,6 +138,13 @@ uint64_t lat_evict_bytes(const struct cache_sizes *c, int levels)
     return MAX(ALIGN_UP(want, KiB(64)), KiB(64));
 }
 
+uint64_t lat_evict_chunk(const struct cache_sizes *c, int levels)
+{
+    uint64_t l1 = c && c->l1 ? c->l1 : KiB(32);
+    uint64_t level = levels >= 2 && c && c->l2 ? c->l2 : l1;
+    return MAX(ALIGN_DOWN(level / 4, KiB(4)), KiB(4));
+}
+
 uint64_t lat_dram_bytes(const struct cache_sizes *c, bool quick, uint64_t cap)
 {
     uint64_t llc = c ? c->llc : 0;

@@ -64,6 +64,9 @@ uint64_t lat_other_core_bytes(const struct cache_sizes *c);
  * inclusive L3 would then also invalidate them in the other cores). A multiple of 64 KiB.
  */
 uint64_t lat_evict_bytes(const struct cache_sizes *c, int levels);
+/* The chunk lat_job_evict reads twice in a row: a quarter of the largest level it evicts (L1D for levels = 1,
+ * L2 for 2), so a chunk and the placed lines fit that level together; a multiple of 4 KiB, at least 4 KiB. */
+uint64_t lat_evict_chunk(const struct cache_sizes *c, int levels);
 
 /* Working set for the DRAM rows and the NUMA matrix: 8 x the LLC, at least 64 MiB (quick: 2 x, at least
  * 16 MiB), capped by `cap` (0: none), a multiple of 2 MiB, at least 2 MiB. */

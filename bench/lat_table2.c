@@ -294,16 +294,25 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
                                ctl.ns, rows[LAT_ROW_L3_UNSHARED].r.ns, rows[LAT_ROW_L2].r.ns);
         }
     }
+    /* An L3 hit is slower than an L2 hit: a row that is not clearly slower than the L2 row (beyond
+     * XC_TOL_LATENCY) found its lines still in the L2, so the eviction did not do its part. */
+    if (row == LAT_ROW_L3_UNSHARED && rows[LAT_ROW_L2].ok && r.ns <= rows[LAT_ROW_L2].r.ns * (1 + XC_TOL_LATENCY))
+        verdict_worsen(&r.v, QUALITY_SUSPECT,
+                       "%.2f ns is not slower than the L2 row (%.2f ns +%.0f %%): the lines were still in the L2 "
+                       "after the eviction, this is not an L3 hit",
+                       r.ns, rows[LAT_ROW_L2].r.ns, 100 * XC_TOL_LATENCY);
+
     /* Say in words what the steps did. */
-    char *pl = rows[row].placement, bt[24];
+    char *pl = rows[row].placement, bt[24], bt2[24];
     size_t len = sizeof(rows[0].placement), at = 0;
     at += (size_t)fmt_snprintf(pl + at, len - at, "%zu lines (one per %u bytes over %s), each round: ", e->lines.n,
                                LAT_PLACED_STRIDE, lat_bytes_text(e->lines_span, bt, sizeof(bt)));
     for (size_t i = 0; i < n_steps && at < len; i++) {
         const struct lat_step *s = &steps[i];
         if (s->op == LAT_OP_EVICT)
-            at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u reads %s elsewhere (evicts its L1%s); ", s->cpu,
-                                       lat_bytes_text(ev->bytes, bt, sizeof(bt)), ev == &e->ev2 ? "+L2" : "");
+            at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u reads %s elsewhere, each %s twice (evicts its L1%s); ",
+                                       s->cpu, lat_bytes_text(ev->bytes, bt, sizeof(bt)),
+                                       lat_bytes_text(ev->chunk, bt2, sizeof(bt2)), ev == &e->ev2 ? "+L2" : "");
         else
             at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u %s every line; ", s->cpu,
                                        s->op == LAT_OP_WRITE ? "writes" : "reads");
@@ -445,8 +454,9 @@ static void setup_lines(struct env *e)
         return;
     }
     e->lines_span = w;
-    e->ev2 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = ev};
-    e->ev1 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = MIN(ev, lat_evict_bytes(&e->c, 1))};
+    e->ev2 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = ev, .chunk = lat_evict_chunk(&e->c, 2)};
+    e->ev1 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = MIN(ev, lat_evict_bytes(&e->c, 1)),
+                                .chunk = lat_evict_chunk(&e->c, 1)};
     e->lines_ok = true;
 }
 

@@ -369,10 +369,24 @@ static void other_core_lines_fit_private_cache(void **state)
     assert_int_equal(lat_other_core_bytes(NULL), KiB(64));
 }
 
+/* The eviction chunk read twice: a quarter of the level it evicts, 4 KiB-aligned, never 0. */
+static void evict_chunk_is_a_quarter_of_the_level(void **state)
+{
+    (void)state;
+    struct cache_sizes zen = {.l1 = KiB(48), .l2 = MiB(1), .l3 = MiB(32), .llc = MiB(32), .line = 64};
+    assert_int_equal(lat_evict_chunk(&zen, 2), KiB(256));
+    assert_int_equal(lat_evict_chunk(&zen, 1), KiB(12));
+    assert_int_equal(lat_evict_chunk(NULL, 2), KiB(8));
+    struct cache_sizes tiny = {.l1 = KiB(8), .line = 64};
+    assert_int_equal(lat_evict_chunk(&tiny, 2), KiB(4));
+    assert_true(lat_evict_bytes(&zen, 2) % lat_evict_chunk(&zen, 2) == 0 || lat_evict_bytes(&zen, 2) > lat_evict_chunk(&zen, 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(other_core_lines_fit_private_cache),
+        cmocka_unit_test(evict_chunk_is_a_quarter_of_the_level),
         cmocka_unit_test(grid_one_per_octave_is_powers_of_two),
         cmocka_unit_test(grid_four_per_octave_is_geometric),
         cmocka_unit_test(grid_top_off_the_grid_and_rounding),
