@@ -290,6 +290,47 @@ static void test_sub_cycle_load_is_suspect(void **state)
     assert_int_equal(r.v.q, QUALITY_OK);
 }
 
+/* A series whose core/TSC ratio moved beyond 5 % between its start and its end is measured again: the fake
+ * clock reads 1.0 on the benchmark CPU's first call and 1.2 on every later one, so the first series drifts
+ * once (1.0 -> 1.2), is measured again at a steady 1.2 and says tries 2; the next series are steady at once. */
+static void test_drifting_series_is_measured_again(void **state)
+{
+    (void)state;
+    fake_reset();
+    ledger_reset();
+    crosscheck_reset();
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 1;
+    FAKE.cfg.max_bytes = KiB(64);
+    FAKE.fail_page = GiB(1);
+    memset(&FAKE.cpu, 0, sizeof(FAKE.cpu));
+    FAKE.cpu.caches[0] = (struct cpu_cache){.level = 1, .type = CPU_CACHE_DATA, .bytes = KiB(32)};
+    FAKE.cpu.n_caches = 1;
+    FAKE.clock[0] = (struct core_clock){.ratio = 1.0, .method = "add_rr_chain"};
+    FAKE.clock_calls = 0;
+    FAKE.clock_drift = 0.2;
+    lat_sweep_run();
+    FAKE.clock_drift = 0;
+    FAKE.clock[0].ratio = 0;
+    FAKE.cfg.max_bytes = 0;
+    FAKE.fail_page = 0;
+    const char *first = fake_find("latency_series", "\"page_bytes_requested\":4096", 0);
+    assert_has(first, "\"tries\":2");
+    assert_has(first, "\"clock_steady\":true");
+    assert_has(first, "\"core_tsc_ratio_start\":1.2");
+    const char *second = fake_find("latency_series", "\"page_bytes_requested\":2097152", 0);
+    assert_has(second, "\"tries\":1");
+    assert_has(second, "\"clock_drift\":0");
+    assert_non_null(fake_text_find("measured again"));
+    /* the points of the first series are written once, from the kept try */
+    size_t n4k = 0;
+    for (size_t i = 0; fake_find("latency_sweep", "\"page_bytes\":4096", i); i++)
+        n4k++;
+    const char *pts = strstr(first, "\"points\":");
+    assert_non_null(pts);
+    assert_int_equal(n4k, strtoul(pts + 9, NULL, 10));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_epyc_quick_missing_l3_plateau),
         cmocka_unit_test(test_clock_drift_flags_series),
         cmocka_unit_test(test_sub_cycle_load_is_suspect),
+        cmocka_unit_test(test_drifting_series_is_measured_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
