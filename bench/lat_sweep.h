@@ -5,9 +5,10 @@
 #include "kernel/klib.h"
 
 /* Runs every series (random chain with 4 KiB, 2 MiB and, when possible, 1 GiB pages; page-by-page with
- * 4 KiB pages in the full profile) on the benchmark's CPU, emitting one latency_series record per series,
- * one latency_sweep record per point and one cache_inferred record per CPUID data/unified cache level,
- * and prints the sweep table and the inferred levels. */
+ * 4 KiB pages in the full profile) on the benchmark's CPU, each once more when its core/TSC ratio drifted
+ * beyond XC_TOL_RATIO, emitting one latency_series record per series and one latency_sweep record per point;
+ * then lat_sweep_infer (sweep_reference, cache_inferred, latency_plateau records); prints the sweep table and
+ * the inferred levels. */
 void lat_sweep_run(void);
 
 /* One finished series as the cache inference reads it. */
