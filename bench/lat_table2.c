@@ -334,6 +334,7 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
             json_kv_bool(j, "holder_holds_lines", holds);
         } else {
             json_kv_null(j, "holder_pass_ns");
+            json_kv_null(j, "holder_pass_limit_ns");
             json_kv_null(j, "holder_holds_lines");
         }
     }
