@@ -58,8 +58,7 @@ void bench_c2c(void)
     uint32_t total = plat_cpu_count();
     struct cache_sizes c;
     cache_sizes_from_cpuid(plat_cpuinfo(), &c);
-    uint64_t w = MIN(lat_placed_bytes(&c), LAT_C2C_MAX_BYTES);
-    w = MAX(ALIGN_DOWN(w, (uint64_t)LAT_PLACED_STRIDE * CHASE_UNROLL), (uint64_t)LAT_PLACED_STRIDE * CHASE_UNROLL);
+    uint64_t w = lat_other_core_bytes(&c); /* the same lines as the Table 2 rows with another core */
     size_t rounds, warm;
     lat_placed_rounds(&rounds, &warm);
     if (plat_config()->quick)
@@ -95,7 +94,7 @@ void bench_c2c(void)
         return;
     }
     lat_scratch_free(&scratch);
-    struct lat_evict ev = {.buf = eb.ptr, .bytes = evb};
+    struct lat_evict ev = {.buf = eb.ptr, .bytes = evb, .chunk = lat_evict_chunk(&c, 2)};
     char bt[24];
     plat_printf("c2c: %u of %u CPUs%s, %zu lines (%s), %zu rounds per cell\n", n, total, sampled ? " (evenly sampled)" : "",
                 lines.n, lat_bytes_text(w, bt, sizeof(bt)), rounds);

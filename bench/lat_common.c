@@ -29,6 +29,11 @@ void lat_result_from(struct lat_result *r, double *s, size_t n, double ratio, co
 void lat_result_judge(struct lat_result *r)
 {
     verdict_from_stats(&r->v, &r->tsc, r->converged, meas_ci_target(plat_config()->quick));
+    /* Every latency here is a chain of dependent loads: under a core cycle per load the core did not wait for
+     * each load (a renamed or overlapped link), so the figure is not a load-to-use latency. */
+    if (r->tsc.n && r->cycles > 0 && r->cycles < LAT_MIN_CYCLES_PER_LOAD)
+        verdict_worsen(&r->v, QUALITY_SUSPECT,
+                       "%.2f core cycles per dependent load, under 1: the loads were not each waited for", r->cycles);
 }
 
 void lat_unavailable_json(struct json *j, const char *name, const char *why)
@@ -168,9 +173,14 @@ void lat_job_read(void *arg)
 void lat_job_evict(void *arg)
 {
     struct lat_evict *e = arg;
-    uint64_t sum = 0;
-    for (uint64_t off = 0; off < e->bytes; off += 64)
-        sum += ((const volatile uint8_t *)e->buf)[off];
+    const volatile uint8_t *b = e->buf;
+    uint64_t sum = 0, chunk = e->chunk ? e->chunk : e->bytes;
+    for (uint64_t at = 0; at < e->bytes; at += chunk) {
+        uint64_t end = MIN(e->bytes, at + chunk);
+        for (int pass = 0; pass < (e->chunk ? 2 : 1); pass++)
+            for (uint64_t off = at; off < end; off += 64)
+                sum += b[off];
+    }
     e->sink = sum;
 }
 

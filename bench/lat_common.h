@@ -30,7 +30,9 @@ struct lat_result {
 double lat_tsc_to_ns(double tsc);
 /* Fills r from per-load TSC samples (sorted in place) and a core/TSC ratio. */
 void lat_result_from(struct lat_result *r, double *samples, size_t n, double ratio, const char *cycles_method);
-/* Sets r->v from the CI against the profile's target and r->converged (ok or noisy). */
+/* Sets r->v from the CI against the profile's target and r->converged (ok or noisy); suspect under
+ * LAT_MIN_CYCLES_PER_LOAD core cycles per load (a dependent chain that fast is not a load latency). */
+#define LAT_MIN_CYCLES_PER_LOAD 1.0
 void lat_result_judge(struct lat_result *r);
 /* The keys every latency record shares: the figure `name` in ns through figure_json (measure/verdict.h:
  * figure, unit, median, p10, p90, min, max, n, spread, ci_lo, ci_hi, converged, quality, quality_reason),
@@ -76,11 +78,17 @@ void lat_job_read(void *lines);  /* a load of every element: a clean copy */
 struct lat_evict {
     const uint8_t *buf;
     uint64_t bytes;
+    uint64_t chunk; /* read each chunk of this many bytes twice before the next (lat_evict_chunk); 0: one pass */
     volatile uint64_t sink;
 };
-/* One load per 64 bytes of buf, in address order. (A scattered order was tried: on a Granite Rapids KVM guest
- * it left part of the placed lines in the L2 from round to round, L3_unshared p10 23 ns vs 33 ns in order;
- * docs/latency.md.) */
+/* One load per 64 bytes of buf, in address order, each `chunk` read twice in a row. (A scattered order was
+ * tried: on a Granite Rapids KVM guest it left part of the placed lines in the L2 from round to round,
+ * L3_unshared p10 23 ns vs 33 ns in order; docs/latency.md.) The second read of a chunk hits, so the eviction
+ * lines are re-used data to the cache's replacement policy, as the placed lines are: a scan-resistant policy
+ * (RRIP-like insertion of streamed lines at distant priority, which lets re-used lines survive any stream)
+ * cannot keep the placed lines past them. A single streamed pass left the placed lines in the L2 once the
+ * policy had learnt them over many rounds: L3_unshared 4.6-5.2 ns in the full profile (101 rounds) against
+ * 12.7-13.3 ns in the quick one (15) on a Zen 5 guest. */
 void lat_job_evict(void *evict);
 
 struct lat_pass {

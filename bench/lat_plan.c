@@ -122,6 +122,13 @@ uint64_t lat_placed_bytes(const struct cache_sizes *c)
     return MAX(ALIGN_DOWN(w, unit), unit);
 }
 
+uint64_t lat_other_core_bytes(const struct cache_sizes *c)
+{
+    const uint64_t unit = (uint64_t)LAT_PLACED_STRIDE * 64;
+    uint64_t w = MIN(lat_placed_bytes(c), LAT_C2C_MAX_BYTES);
+    return MAX(ALIGN_DOWN(w, unit), unit);
+}
+
 uint64_t lat_evict_bytes(const struct cache_sizes *c, int levels)
 {
     uint64_t l1 = c && c->l1 ? c->l1 : KiB(32);
@@ -129,6 +136,13 @@ uint64_t lat_evict_bytes(const struct cache_sizes *c, int levels)
     if (c && c->l3 && want > c->l3 / 4)
         want = c->l3 / 4;
     return MAX(ALIGN_UP(want, KiB(64)), KiB(64));
+}
+
+uint64_t lat_evict_chunk(const struct cache_sizes *c, int levels)
+{
+    uint64_t l1 = c && c->l1 ? c->l1 : KiB(32);
+    uint64_t level = levels >= 2 && c && c->l2 ? c->l2 : l1;
+    return MAX(ALIGN_DOWN(level / 4, KiB(4)), KiB(4));
 }
 
 uint64_t lat_dram_bytes(const struct cache_sizes *c, bool quick, uint64_t cap)

@@ -49,6 +49,13 @@ uint64_t lat_placed_bytes(const struct cache_sizes *c);
 static inline size_t lat_placed_lines(uint64_t bytes) { return (size_t)(bytes / LAT_PLACED_STRIDE); }
 /* The c2c matrix uses the smaller of that and 64 KiB: the cost is per line, the cells are many. */
 #define LAT_C2C_MAX_BYTES KiB(64)
+/* Working set of the rows whose lines another core holds (L3_shared_other_core, L3_modified_other_core) and of
+ * the c2c matrix: the smaller of lat_placed_bytes and LAT_C2C_MAX_BYTES, a multiple of LAT_PLACED_STRIDE x 64
+ * (at least that). At most 512 lines (32 KiB of lines over 64 KiB): on every part from Nehalem (32 KiB L1D,
+ * 256 KiB L2) to Emerald Rapids (48 KiB, 2 MiB) and Zen 4 (32 KiB, 1 MiB) the holder's private L1D + L2 keep
+ * all of them with most of their capacity to spare, so the timed read finds each line in that core (docs/latency.md
+ * "Other-core rows per cache design"); and the row and the c2c cell measure the same lines in the same state. */
+uint64_t lat_other_core_bytes(const struct cache_sizes *c);
 
 /*
  * Eviction buffer that a CPU reads to push the placed lines out of its own L1 (levels = 1) or L1 and L2
@@ -57,6 +64,9 @@ static inline size_t lat_placed_lines(uint64_t bytes) { return (size_t)(bytes / 
  * inclusive L3 would then also invalidate them in the other cores). A multiple of 64 KiB.
  */
 uint64_t lat_evict_bytes(const struct cache_sizes *c, int levels);
+/* The chunk lat_job_evict reads twice in a row: a quarter of the largest level it evicts (L1D for levels = 1,
+ * L2 for 2), so a chunk and the placed lines fit that level together; a multiple of 4 KiB, at least 4 KiB. */
+uint64_t lat_evict_chunk(const struct cache_sizes *c, int levels);
 
 /* Working set for the DRAM rows and the NUMA matrix: 8 x the LLC, at least 64 MiB (quick: 2 x, at least
  * 16 MiB), capped by `cap` (0: none), a multiple of 2 MiB, at least 2 MiB. */

@@ -23,6 +23,8 @@ struct series {
     uint64_t bytes[LAT_MAX_POINTS];
     double ns[LAT_MAX_POINTS], cycles[LAT_MAX_POINTS], cv[LAT_MAX_POINTS];
     double seconds;
+    double ratio0, ratio1; /* core/TSC ratio on the benchmark's CPU before and after the series (0: not measured) */
+    int tries;             /* 2 when a clock drift made it measure the series again */
 };
 
 static struct series S[MAX_SERIES];
@@ -47,10 +49,42 @@ static void emit_series(const struct series *s, uint64_t top)
     json_kv_uint(j, "points", s->n);
     json_kv_uint(j, "top_bytes", top);
     json_kv_double(j, "seconds", s->seconds);
+    if (s->ratio0 > 0 && s->ratio1 > 0) {
+        double d = s->ratio1 / s->ratio0 - 1;
+        json_kv_double(j, "core_tsc_ratio_start", s->ratio0);
+        json_kv_double(j, "core_tsc_ratio_end", s->ratio1);
+        json_kv_double(j, "clock_drift", d);
+        json_kv_bool(j, "clock_steady", d <= XC_TOL_RATIO && -d <= XC_TOL_RATIO);
+    } else {
+        json_kv_null(j, "clock_drift");
+    }
+    json_kv_uint(j, "tries", (uint64_t)(s->tries ? s->tries : 1));
     plat_rec_end();
 }
 
-static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, struct lat_scratch *scratch)
+/* The benchmark CPU's core/TSC ratio now (0 when it cannot be measured). */
+static double ratio_now(uint32_t cpu)
+{
+    struct core_clock c;
+    return plat_core_clock(cpu, &c) == 0 ? c.ratio : 0;
+}
+
+static bool drifted(double r0, double r1)
+{
+    if (!(r0 > 0) || !(r1 > 0))
+        return false;
+    double d = r1 / r0 - 1;
+    return d > XC_TOL_RATIO || -d > XC_TOL_RATIO;
+}
+
+/* The points of the series being measured (one series at a time), kept until its records are written. */
+static struct {
+    struct lat_result r;
+    size_t lines;
+} pt[LAT_MAX_POINTS];
+
+/* One pass over the grid: s->bytes/ns/cycles/cv and pt[] for every point that measured. */
+static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, struct lat_scratch *scratch)
 {
     const struct plat_config *cfg = plat_config();
     struct plat_cpu self = {0}; /* the chase runs here, on the benchmark's own CPU */
@@ -58,19 +92,19 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
     struct plat_buf buf;
     uint64_t t0 = timing_rdtsc();
     s->n = 0;
+    s->ratio0 = ratio_now(self.id);
     if (plat_alloc(&buf, top, s->page_req, -1, "latency sweep") != 0) {
         s->ok = false;
         s->reason = s->page_req == KiB(4)   ? "no memory for the sweep buffer"
                     : s->page_req == MiB(2) ? "no 2 MiB-aligned memory for the sweep buffer"
                                             : "no free 1 GiB-aligned gigabyte(s) for the sweep buffer";
-        emit_series(s, top);
         return;
     }
     s->ok = true;
     s->page_bytes = buf.page_bytes;
     s->page_how = buf.page_how;
     uint64_t last = 0;
-    for (size_t i = 0; i < n_grid; i++) {
+    for (size_t i = 0; i < n_grid && s->n < LAT_MAX_POINTS; i++) {
         struct chain_params p = {
             .bytes = (size_t)grid[i],
             .line = 64,
@@ -85,34 +119,59 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
         }
         size_t n = 0;
         void *start = lat_chain(buf.ptr, &p, scratch, &n);
-        struct lat_result r;
-        if (!start || lat_chase(start, n, true, &r) != CHASE_OK)
+        struct lat_result *r = &pt[s->n].r;
+        if (!start || lat_chase(start, n, true, r) != CHASE_OK)
             continue;
         last = p.bytes;
-        uint64_t ws = (uint64_t)n * 64;
+        pt[s->n].lines = n;
+        s->bytes[s->n] = (uint64_t)n * 64;
+        s->ns[s->n] = r->ns;
+        s->cycles[s->n] = r->cycles;
+        s->cv[s->n] = r->tsc.spread;
+        s->n++;
+    }
+    plat_free(&buf);
+    s->ratio1 = ratio_now(self.id);
+    s->seconds = lat_tsc_to_ns((double)(timing_rdtsc() - t0)) * 1e-9;
+}
+
+static void emit_points(const struct series *s)
+{
+    struct plat_cpu self = {0};
+    plat_cpu(0, &self);
+    for (size_t i = 0; i < s->n; i++) {
         struct json *j = plat_rec_begin("latency_sweep");
-        json_kv_uint(j, "bytes", ws);
+        json_kv_uint(j, "bytes", s->bytes[i]);
         json_kv_uint(j, "page_bytes", s->page_bytes);
         json_kv_str(j, "page_how", s->page_how);
         json_kv_str(j, "mode", s->mode_name);
-        json_kv_uint(j, "lines", n);
+        json_kv_uint(j, "lines", pt[i].lines);
         json_kv_uint(j, "line_bytes", 64);
         char name[LEDGER_NAME_MAX];
         fmt_snprintf(name, sizeof(name), "latency_sweep/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
-                     (unsigned long)ws);
-        lat_result_json(j, name, &r);
+                     (unsigned long)s->bytes[i]);
+        lat_result_json(j, name, &pt[i].r);
         json_kv_uint(j, "cpu", self.id);
         plat_rec_end();
-        if (s->n < LAT_MAX_POINTS) {
-            s->bytes[s->n] = ws;
-            s->ns[s->n] = r.ns;
-            s->cycles[s->n] = r.cycles;
-            s->cv[s->n] = r.tsc.spread;
-            s->n++;
-        }
     }
-    plat_free(&buf);
-    s->seconds = lat_tsc_to_ns((double)(timing_rdtsc() - t0)) * 1e-9;
+}
+
+/* A series whose core/TSC ratio moved beyond XC_TOL_RATIO between its start and its end ran at two clocks
+ * (another core's load changed the turbo bin, the host moved the vCPU): it is measured once more, and its
+ * latency_series record says clock_steady false when the second try drifted too (it is then no reference for
+ * the cache inference while a steady series exists). */
+static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, struct lat_scratch *scratch)
+{
+    s->tries = 1;
+    measure_series(s, idx, n_grid, top, scratch);
+    if (s->ok && drifted(s->ratio0, s->ratio1)) {
+        plat_printf("  series %s %lu: core/TSC ratio %.4f at its start, %.4f at its end: measured again\n", s->mode_name,
+                    (unsigned long)s->page_bytes, s->ratio0, s->ratio1);
+        s->tries = 2;
+        measure_series(s, idx, n_grid, top, scratch);
+    }
+    if (s->ok)
+        emit_points(s);
     emit_series(s, top);
 }
 
@@ -160,30 +219,72 @@ static void print_table(size_t ns, const char *cycles_method)
     }
 }
 
-/* The plateaus of the reference series (random chase on the largest pages: no TLB misses, as the guide's
- * Table 2 assumes), smallest first, for the Table 2 cross-checks: plateau k holds the sizes above the knee of
- * plateau k-1 up to its own knee (the last one: everything above). */
+/* The plateaus of the reference series, smallest first, for the Table 2 cross-checks: plateau k holds the
+ * sizes of its flat run and what followed it before the rise ([from, to]); sizes between two plateaus are a
+ * transition and belong to neither. */
 #define MAX_PLATEAUS 16
 static struct {
-    uint64_t to; /* knee bytes; 0 for the last plateau */
-    char name[LEDGER_NAME_MAX];
-} ref_plateau[MAX_PLATEAUS];
-static size_t ref_n;
-static uint64_t ref_page;
+    struct knee_level lv[MAX_PLATEAUS];
+    char name[MAX_PLATEAUS][LEDGER_NAME_MAX];
+    size_t n;
+    bool have;       /* a reference series was chosen */
+    bool disturbed;  /* ... and it was disturbed (no steady series existed) */
+} ref;
 
-/* The random series on the largest pages measured so far becomes the reference (series run smallest pages
- * first; one whose large pages could not be had keeps the previous one). */
-static bool is_reference_series(const struct series *s)
+/* The first plateau's latency of a curve (the L1 plateau when the curve starts inside the L1), 0 when the curve
+ * has none. */
+static double first_plateau(const struct lat_sweep_curve *c)
 {
-    if (s->mode != CHAIN_RANDOM || s->page_bytes < ref_page)
-        return false;
-    ref_page = s->page_bytes;
-    ref_n = 0;
-    return true;
+    double x[LAT_MAX_POINTS];
+    struct knee_level lv[1];
+    if (c->n < KNEE_MIN_POINTS || c->n > LAT_MAX_POINTS)
+        return 0;
+    for (size_t i = 0; i < c->n; i++)
+        x[i] = (double)c->bytes[i];
+    return knee_detect(x, c->ns, c->n, lv, 1) >= 1 ? lv[0].latency : 0;
+}
+
+size_t lat_sweep_pick_reference(const struct lat_sweep_curve *c, size_t n, bool *disturbed, const char **why)
+{
+    /* The L1 plateau is the control: a load that hits the L1D takes the same core cycles whatever the page size
+     * (the L1D is indexed inside the 4 KiB page offset and every series' L1 working sets fit the L1 DTLB), so
+     * its latency in ns differs between two series only when the core clock or the core's share of the
+     * pipeline did (a busy SMT sibling on the host, a turbo bin). A series whose L1 plateau is more than
+     * XC_TOL_RATIO slower than the fastest one, or whose core/TSC ratio drifted, was disturbed. */
+    double l1[8] = {0}, fastest = 0;
+    size_t best = SIZE_MAX;
+    for (size_t k = 0; k < n && k < ARRAY_SIZE(l1); k++) {
+        if (!c[k].random || c[k].n < KNEE_MIN_POINTS)
+            continue;
+        l1[k] = first_plateau(&c[k]);
+        if (l1[k] > 0 && c[k].clock_steady && (fastest == 0 || l1[k] < fastest))
+            fastest = l1[k];
+    }
+    for (size_t pass = 0; pass < 2 && best == SIZE_MAX; pass++) {
+        for (size_t k = 0; k < n && k < ARRAY_SIZE(l1); k++) {
+            if (!c[k].random || c[k].n < KNEE_MIN_POINTS)
+                continue;
+            bool bad = !c[k].clock_steady || !(l1[k] > 0) || (fastest > 0 && l1[k] > fastest * (1 + XC_TOL_RATIO));
+            if (pass == 0 && bad)
+                continue;
+            if (best == SIZE_MAX || c[k].page_bytes > c[best].page_bytes)
+                best = k;
+        }
+        if (best != SIZE_MAX) {
+            *disturbed = pass == 1;
+            *why = pass == 0 ? NULL
+                   : !c[best].clock_steady
+                       ? "its core/TSC ratio drifted beyond 5 % during the series (measured twice), and no random "
+                         "series ran at a steady clock"
+                       : "its L1 plateau is more than 5 % slower than another series' (the core clock or the core's "
+                         "share of the pipeline changed), and no random series was undisturbed";
+        }
+    }
+    return best;
 }
 
 /* cache_inferred records from the curve of one series, matched against the CPUID data/unified caches. */
-static void infer_caches(const struct series *s)
+static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const char *disturbed_why)
 {
     struct cache_sizes cc;
     const struct cache_sizes *c = &cc;
@@ -199,7 +300,7 @@ static void infer_caches(const struct series *s)
         cb[nc] = c->l3, lv[nc++] = 3;
 
     double x[LAT_MAX_POINTS];
-    struct knee_level levels[16];
+    struct knee_level levels[MAX_PLATEAUS];
     struct knee_match m[3];
     for (size_t i = 0; i < s->n; i++)
         x[i] = (double)s->bytes[i];
@@ -216,18 +317,23 @@ static void infer_caches(const struct series *s)
     /* Inferred size vs CPUID: agree within one step of the size grid (the resolution of the sweep); below two
      * points per octave a knee cannot be placed well enough to judge at all. */
     double size_tol = lat_pow2_frac(1, ppo) - 1;
-    bool ref = is_reference_series(s);
+    ref.n = 0;
+    ref.have = true;
+    ref.disturbed = disturbed;
     char b1[24], b2[24];
     lat_bytes_text(s->page_bytes, b1, sizeof(b1));
-    plat_printf("Cache levels inferred from the %s curve with %s pages (%d plateau(s) found):\n", s->mode_name, b1, nl);
+    plat_printf("Cache levels inferred from the %s curve with %s pages (%d plateau(s) found)%s:\n", s->mode, b1, nl,
+                disturbed ? " -- a disturbed series: suspect" : "");
     for (size_t i = 0; i < nc; i++) {
         char name[LEDGER_NAME_MAX], what[64], a[LEDGER_NAME_MAX + 8], b[32];
-        fmt_snprintf(name, sizeof(name), "cache_inferred/%s/%lu/L%d", s->mode_name, (unsigned long)s->page_bytes, lv[i]);
+        fmt_snprintf(name, sizeof(name), "cache_inferred/%s/%lu/L%d", s->mode, (unsigned long)s->page_bytes, lv[i]);
         struct verdict v = {.q = QUALITY_OK};
         struct stats st = stats_derived(m[i].latency);
         int agrees = -1;
+        if (disturbed)
+            verdict_worsen(&v, QUALITY_SUSPECT, "the reference series was disturbed: %s", disturbed_why);
         if (m[i].inferred_bytes <= 0) {
-            verdict_worsen(&v, QUALITY_SUSPECT, "no knee of the %s curve matched the CPUID L%d size", s->mode_name, lv[i]);
+            verdict_worsen(&v, QUALITY_SUSPECT, "no knee of the %s curve matched the CPUID L%d size", s->mode, lv[i]);
         } else if (ppo >= 2) {
             fmt_snprintf(what, sizeof(what), "L%d size (sweep knee vs CPUID)", lv[i]);
             fmt_snprintf(a, sizeof(a), "%s.bytes", name);
@@ -268,10 +374,10 @@ static void infer_caches(const struct series *s)
         json_kv_uint(j, "points_per_octave", ppo);
         json_key(j, "series");
         json_obj_begin(j);
-        json_kv_str(j, "mode", s->mode_name);
+        json_kv_str(j, "mode", s->mode);
         json_kv_uint(j, "page_bytes", s->page_bytes);
         json_obj_end(j);
-        json_kv_bool(j, "reference_series", ref);
+        json_kv_bool(j, "reference_series", true);
         json_kv_int(j, "plateaus", nl);
         json_kv_str(j, "cycles_method", method);
         plat_rec_end();
@@ -290,51 +396,129 @@ static void infer_caches(const struct series *s)
      * matched to a CPUID level; a curve may have more, e.g. a slower part of a large L3, or the memory). */
     for (size_t k = 0; k < used; k++) {
         char name[LEDGER_NAME_MAX];
-        fmt_snprintf(name, sizeof(name), "latency_plateau/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
+        fmt_snprintf(name, sizeof(name), "latency_plateau/%s/%lu/%lu", s->mode, (unsigned long)s->page_bytes,
                      (unsigned long)k);
         struct verdict v = {.q = QUALITY_OK};
+        if (disturbed)
+            verdict_worsen(&v, QUALITY_SUSPECT, "the reference series was disturbed: %s", disturbed_why);
         struct stats st = stats_derived(levels[k].latency);
         struct json *j = plat_rec_begin("latency_plateau");
         json_kv_uint(j, "index", k);
-        json_kv_uint(j, "bytes_from", k ? (uint64_t)levels[k - 1].bytes : 0);
-        if (levels[k].bytes > 0)
-            json_kv_uint(j, "bytes_to", (uint64_t)levels[k].bytes);
-        else
-            json_kv_null(j, "bytes_to");
+        json_kv_uint(j, "bytes_from", (uint64_t)levels[k].from);
+        json_kv_uint(j, "bytes_to", (uint64_t)levels[k].to);
+        json_kv_bool(j, "last", levels[k].bytes == 0);
         figure_json(j, name, &st, UNIT_NS, &v);
         stats_json_also(j, UNIT_CYCLES, levels[k].latency * tsc_per_ns * ratio);
         json_key(j, "series");
         json_obj_begin(j);
-        json_kv_str(j, "mode", s->mode_name);
+        json_kv_str(j, "mode", s->mode);
         json_kv_uint(j, "page_bytes", s->page_bytes);
         json_obj_end(j);
-        json_kv_bool(j, "reference_series", ref);
-        json_kv_str(j, "method", "median latency of the flat run of sweep points ending at the knee "
-                                 "(docs/measurement.md)");
+        json_kv_bool(j, "reference_series", true);
+        json_kv_str(j, "method", "median latency of the flat run of sweep points; it spans from the run's first "
+                                 "size to the knee (docs/measurement.md)");
         plat_rec_end();
-        if (ref && ref_n < MAX_PLATEAUS) {
-            ref_plateau[ref_n].to = (uint64_t)levels[k].bytes;
-            fmt_snprintf(ref_plateau[ref_n].name, sizeof(ref_plateau[0].name), "%s", name);
-            ref_n++;
-        }
-        if (levels[k].bytes == 0)
-            plat_printf("  last plateau (memory or the largest level reached): %.2f ns\n", levels[k].latency);
+        ref.lv[ref.n] = levels[k];
+        fmt_snprintf(ref.name[ref.n], sizeof(ref.name[0]), "%s", name);
+        ref.n++;
+        plat_printf("  plateau %lu: %s .. %s  %8.2f ns%s\n", (unsigned long)k,
+                    lat_bytes_text((uint64_t)levels[k].from, b1, sizeof(b1)),
+                    lat_bytes_text((uint64_t)levels[k].to, b2, sizeof(b2)), levels[k].latency,
+                    levels[k].bytes == 0 ? "  (last: memory or the largest level reached)" : "");
     }
+}
+
+void lat_sweep_infer(const struct lat_sweep_curve *c, size_t n)
+{
+    ref.n = 0;
+    ref.have = false;
+    bool disturbed = false;
+    const char *why = NULL;
+    size_t best = lat_sweep_pick_reference(c, n, &disturbed, &why);
+    /* one record per random series: how it was judged as a reference */
+    double fastest = 0, l1[8] = {0};
+    for (size_t k = 0; k < n && k < ARRAY_SIZE(l1); k++)
+        if (c[k].random && (l1[k] = first_plateau(&c[k])) > 0 && c[k].clock_steady && (!fastest || l1[k] < fastest))
+            fastest = l1[k];
+    for (size_t k = 0; k < n && k < ARRAY_SIZE(l1); k++) {
+        if (!c[k].random)
+            continue;
+        struct json *j = plat_rec_begin("sweep_reference");
+        json_kv_str(j, "mode", c[k].mode);
+        json_kv_uint(j, "page_bytes", c[k].page_bytes);
+        json_kv_uint(j, "points", c[k].n);
+        if (l1[k] > 0)
+            json_kv_double(j, "first_plateau_ns", l1[k]);
+        else
+            json_kv_null(j, "first_plateau_ns");
+        if (fastest > 0)
+            json_kv_double(j, "fastest_first_plateau_ns", fastest);
+        else
+            json_kv_null(j, "fastest_first_plateau_ns");
+        json_kv_bool(j, "clock_steady", c[k].clock_steady);
+        bool slow = fastest > 0 && l1[k] > fastest * (1 + XC_TOL_RATIO);
+        json_kv_bool(j, "disturbed", !c[k].clock_steady || slow || !(l1[k] > 0));
+        json_kv_double(j, "tolerance", XC_TOL_RATIO);
+        json_kv_bool(j, "reference", k == best);
+        plat_rec_end();
+        if (!c[k].clock_steady || slow) {
+            char bt[24];
+            plat_printf("  series %s %s: %s: not the reference while a steady series exists\n", c[k].mode,
+                        lat_bytes_text(c[k].page_bytes, bt, sizeof(bt)),
+                        !c[k].clock_steady ? "core/TSC ratio drifted" : "L1 plateau slower than another series'");
+        }
+    }
+    if (best == SIZE_MAX) {
+        plat_printf("Cache levels: no random curve with %d points or more to infer them from\n", KNEE_MIN_POINTS);
+        return;
+    }
+    infer_caches(&c[best], disturbed, why);
 }
 
 const char *lat_sweep_plateau_at(uint64_t bytes, const char **why)
 {
-    if (!ref_n) {
+    static char text[200];
+    char b1[24], b2[24], b3[24];
+    if (!ref.have || !ref.n) {
         *why = "the sweep found no plateau on its reference series";
         return NULL;
     }
-    for (size_t k = 0; k < ref_n; k++)
-        if (!ref_plateau[k].to || bytes <= ref_plateau[k].to)
-            return ref_plateau[k].name;
-    *why = "the footprint lies above the last knee of a curve without a memory plateau";
+    enum knee_at where;
+    size_t after = 0;
+    int k = knee_plateau_at(ref.lv, ref.n, (double)bytes, &where, &after);
+    if (k >= 0)
+        return ref.name[k];
+    lat_bytes_text(bytes, b1, sizeof(b1));
+    if (where == KNEE_AT_BELOW)
+        fmt_snprintf(text, sizeof(text), "the footprint %s lies below the first plateau, which starts at %s", b1,
+                     lat_bytes_text((uint64_t)ref.lv[0].from, b2, sizeof(b2)));
+    else if (where == KNEE_AT_BETWEEN)
+        fmt_snprintf(text, sizeof(text),
+                     "the footprint %s lies in the rise between plateau %lu (ends at %s) and plateau %lu (starts at %s)",
+                     b1, (unsigned long)after, lat_bytes_text((uint64_t)ref.lv[after].to, b2, sizeof(b2)),
+                     (unsigned long)after + 1, lat_bytes_text((uint64_t)ref.lv[after + 1].from, b3, sizeof(b3)));
+    else
+        fmt_snprintf(text, sizeof(text), "the footprint %s lies above the last plateau, which ends at %s", b1,
+                     lat_bytes_text((uint64_t)ref.lv[ref.n - 1].to, b2, sizeof(b2)));
+    *why = text;
     return NULL;
 }
 
+int lat_sweep_crosscheck(const char *quantity, const char *figure, uint64_t footprint)
+{
+    const char *why = "the row was not measured";
+    const char *b = footprint ? lat_sweep_plateau_at(footprint, &why) : NULL;
+    if (b && ref.disturbed)
+        return crosscheck_figures(quantity, figure, b, XC_TOL_LATENCY, NULL,
+                                  "the sweep's reference series was disturbed (sweep_reference records): its plateau "
+                                  "is suspect already");
+    if (b)
+        return crosscheck_figures(quantity, figure, b, XC_TOL_LATENCY, NULL, NULL);
+    struct crosscheck xc = {.quantity = quantity, .a = figure, .b = "latency_plateau (reference series)",
+                            .a_value = __builtin_nan(""), .b_value = __builtin_nan(""), .unit = UNIT_NS,
+                            .tolerance = XC_TOL_LATENCY, .not_judged = why};
+    return crosscheck_emit(&xc);
+}
 
 void lat_sweep_run(void)
 {
@@ -370,14 +554,15 @@ void lat_sweep_run(void)
     clock_core_ratio(&method);
     print_table(ns, method);
 
-    /* Knees from the random curve with the largest page that worked: the fewest TLB steps. */
-    const struct series *best = NULL;
-    for (size_t k = 0; k < ns; k++)
-        if (S[k].ok && S[k].mode == CHAIN_RANDOM && S[k].n >= KNEE_MIN_POINTS &&
-            (!best || S[k].page_bytes > best->page_bytes))
-            best = &S[k];
-    if (best)
-        infer_caches(best);
-    else
-        plat_printf("Cache levels: no curve with %d points or more to infer them from\n", KNEE_MIN_POINTS);
+    /* Knees from the random curve with the largest page whose clock and L1 plateau were steady. */
+    static struct lat_sweep_curve curves[MAX_SERIES];
+    size_t nc = 0;
+    for (size_t k = 0; k < ns; k++) {
+        if (!S[k].ok)
+            continue;
+        curves[nc++] = (struct lat_sweep_curve){.mode = S[k].mode_name, .random = S[k].mode == CHAIN_RANDOM,
+                                                .page_bytes = S[k].page_bytes, .n = S[k].n, .bytes = S[k].bytes,
+                                                .ns = S[k].ns, .clock_steady = !drifted(S[k].ratio0, S[k].ratio1)};
+    }
+    lat_sweep_infer(curves, nc);
 }

@@ -5,13 +5,42 @@
 #include "kernel/klib.h"
 
 /* Runs every series (random chain with 4 KiB, 2 MiB and, when possible, 1 GiB pages; page-by-page with
- * 4 KiB pages in the full profile) on the benchmark's CPU, emitting one latency_series record per series,
- * one latency_sweep record per point and one cache_inferred record per CPUID data/unified cache level,
- * and prints the sweep table and the inferred levels. */
+ * 4 KiB pages in the full profile) on the benchmark's CPU, each once more when its core/TSC ratio drifted
+ * beyond XC_TOL_RATIO, emitting one latency_series record per series and one latency_sweep record per point;
+ * then lat_sweep_infer (sweep_reference, cache_inferred, latency_plateau records); prints the sweep table and
+ * the inferred levels. */
 void lat_sweep_run(void);
-/* The ledger figure of the plateau of the reference series (random chase, largest pages) whose sizes
- * include `bytes` (above the previous knee, up to its own), for cross-checks with the Table 2 rows; NULL
- * with *why when there is none. */
+
+/* One finished series as the cache inference reads it. */
+struct lat_sweep_curve {
+    const char *mode;      /* the record's "mode": "random" or "page" */
+    bool random;           /* a random chain (only those can be the reference) */
+    uint64_t page_bytes;
+    size_t n;              /* points, at most LAT_MAX_POINTS */
+    const uint64_t *bytes; /* working sets, ascending */
+    const double *ns;      /* median ns per load */
+    bool clock_steady;     /* its core/TSC ratio stayed within XC_TOL_RATIO from its start to its end */
+};
+
+/* The reference series for the cache inference and the Table 2 cross-checks: the random series on the largest
+ * pages among those that were not disturbed (steady clock, and a first (L1) plateau within XC_TOL_RATIO of the
+ * fastest steady series' one); when every random series was disturbed, the largest-page one with
+ * *disturbed = true and *why. SIZE_MAX when no random series has KNEE_MIN_POINTS points. */
+size_t lat_sweep_pick_reference(const struct lat_sweep_curve *c, size_t n, bool *disturbed, const char **why);
+
+/* Picks the reference (one sweep_reference record per random series), then emits its cache_inferred and
+ * latency_plateau records (suspect when it was disturbed) and keeps its plateaus for lat_sweep_plateau_at.
+ * lat_sweep_run calls it; the unit tests call it with curves from real runs (tests/fixtures/sweeps). */
+void lat_sweep_infer(const struct lat_sweep_curve *c, size_t n);
+
+/* The ledger figure of the reference series' plateau whose [from, to] range holds `bytes`, for cross-checks
+ * with the Table 2 rows; NULL with *why (the footprint lies below the first plateau, in the rise between two,
+ * or above the last) when there is none. */
 const char *lat_sweep_plateau_at(uint64_t bytes, const char **why);
+
+/* The crosscheck record of a Table 2 row (ledger figure `figure`, its footprint in bytes) against that plateau,
+ * tolerance XC_TOL_LATENCY, both marked when they disagree; not judged, with the reason, when no plateau holds
+ * the footprint. Returns crosscheck_emit's 1 / 0 / -1. */
+int lat_sweep_crosscheck(const char *quantity, const char *figure, uint64_t footprint);
 
 #endif

@@ -31,6 +31,7 @@ struct env {
     struct lat_scratch scratch;
     struct plat_buf lines_buf, evict_buf;
     struct lat_lines lines;
+    uint64_t lines_span; /* bytes of lines_buf the chain spans (the buffer may be a whole large page) */
     struct lat_evict ev1, ev2; /* push the lines out of L1 / out of L1 and L2 */
     bool lines_ok;
     char no_lines[160];
@@ -241,6 +242,15 @@ static int replay_placed(void *arg)
     return lat_placed_round(&r->p, &r->pass);
 }
 
+/* Square root of a positive finite number (Newton; freestanding code has no libm). */
+static double sqrt_pos(double x)
+{
+    double r = x > 1 ? x : 1;
+    for (int i = 0; i < 60; i++)
+        r = 0.5 * (r + x / r);
+    return r;
+}
+
 static void row_placed(struct env *e, enum lat_row row, const struct lat_step *steps, size_t n_steps,
                        struct lat_evict *ev, const struct plat_cpu *holder)
 {
@@ -261,16 +271,48 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
         unavailable(row, method, why);
         return;
     }
+    /* Control for the rows whose lines another core holds: the same placement, then the holder times the pass
+     * itself. When its private L1D/L2 hold every line, as the row's name says, that pass reads L1/L2 hits; when
+     * lines were already gone from it (to the L3 or further) the row would time a mix, not a snoop of that
+     * core. The boundary between the two is the geometric mean of the L2 and L3_unshared rows (a pass closer to
+     * the L3 row than to the L2 row in log terms is served from beyond the private caches). */
+    struct lat_result ctl = {0};
+    bool have_ctl = false, holds = true;
+    double ctl_limit = 0;
+    if (holder && rows[LAT_ROW_L2].ok && rows[LAT_ROW_L3_UNSHARED].ok &&
+        rows[LAT_ROW_L3_UNSHARED].r.ns > rows[LAT_ROW_L2].r.ns) {
+        struct lat_placed cp = pr.p;
+        cp.measurer = holder->id;
+        if (lat_placed_run(&cp, &ctl, &bad) == 0) {
+            have_ctl = true;
+            ctl_limit = sqrt_pos(rows[LAT_ROW_L2].r.ns * rows[LAT_ROW_L3_UNSHARED].r.ns);
+            holds = ctl.ns <= ctl_limit;
+            if (!holds)
+                verdict_worsen(&r.v, QUALITY_SUSPECT,
+                               "the holder's own pass over the placed lines read %.2f ns, nearer the L3_unshared row "
+                               "(%.2f ns) than the L2 row (%.2f ns): the lines were not all in its private cache",
+                               ctl.ns, rows[LAT_ROW_L3_UNSHARED].r.ns, rows[LAT_ROW_L2].r.ns);
+        }
+    }
+    /* An L3 hit is slower than an L2 hit: a row that is not clearly slower than the L2 row (beyond
+     * XC_TOL_LATENCY) found its lines still in the L2, so the eviction did not do its part. */
+    if (row == LAT_ROW_L3_UNSHARED && rows[LAT_ROW_L2].ok && r.ns <= rows[LAT_ROW_L2].r.ns * (1 + XC_TOL_LATENCY))
+        verdict_worsen(&r.v, QUALITY_SUSPECT,
+                       "%.2f ns is not slower than the L2 row (%.2f ns +%.0f %%): the lines were still in the L2 "
+                       "after the eviction, this is not an L3 hit",
+                       r.ns, rows[LAT_ROW_L2].r.ns, 100 * XC_TOL_LATENCY);
+
     /* Say in words what the steps did. */
-    char *pl = rows[row].placement, bt[24];
+    char *pl = rows[row].placement, bt[24], bt2[24];
     size_t len = sizeof(rows[0].placement), at = 0;
-    at += (size_t)fmt_snprintf(pl + at, len - at, "%zu lines (one per %u bytes of %s), each round: ", e->lines.n,
-                               LAT_PLACED_STRIDE, lat_bytes_text(e->lines_buf.bytes, bt, sizeof(bt)));
+    at += (size_t)fmt_snprintf(pl + at, len - at, "%zu lines (one per %u bytes over %s), each round: ", e->lines.n,
+                               LAT_PLACED_STRIDE, lat_bytes_text(e->lines_span, bt, sizeof(bt)));
     for (size_t i = 0; i < n_steps && at < len; i++) {
         const struct lat_step *s = &steps[i];
         if (s->op == LAT_OP_EVICT)
-            at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u reads %s elsewhere (evicts its L1%s); ", s->cpu,
-                                       lat_bytes_text(ev->bytes, bt, sizeof(bt)), ev == &e->ev2 ? "+L2" : "");
+            at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u reads %s elsewhere, each %s twice (evicts its L1%s); ",
+                                       s->cpu, lat_bytes_text(ev->bytes, bt, sizeof(bt)),
+                                       lat_bytes_text(ev->chunk, bt2, sizeof(bt2)), ev == &e->ev2 ? "+L2" : "");
         else
             at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u %s every line; ", s->cpu,
                                        s->op == LAT_OP_WRITE ? "writes" : "reads");
@@ -285,8 +327,19 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
         json_kv_uint(j, "holder_cpu", holder->id);
         json_kv_uint(j, "holder_package", holder->package);
         json_kv_uint(j, "holder_core", holder->core);
+        /* the control above: the holder's own pass over the placed lines */
+        if (have_ctl) {
+            json_kv_double(j, "holder_pass_ns", ctl.ns);
+            json_kv_double(j, "holder_pass_limit_ns", ctl_limit);
+            json_kv_bool(j, "holder_holds_lines", holds);
+        } else {
+            json_kv_null(j, "holder_pass_ns");
+            json_kv_null(j, "holder_pass_limit_ns");
+            json_kv_null(j, "holder_holds_lines");
+        }
     }
-    json_kv_uint(j, "bytes", e->lines_buf.bytes);
+    json_kv_uint(j, "bytes", e->lines_span);
+    json_kv_uint(j, "buffer_bytes", e->lines_buf.bytes);
     json_kv_uint(j, "lines", e->lines.n);
     json_kv_uint(j, "page_bytes", e->lines_buf.page_bytes);
     json_kv_int(j, "node", e->lines_buf.node);
@@ -401,8 +454,10 @@ static void setup_lines(struct env *e)
         fmt_snprintf(e->no_lines, sizeof(e->no_lines), "could not build the placed chain");
         return;
     }
-    e->ev2 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = ev};
-    e->ev1 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = MIN(ev, lat_evict_bytes(&e->c, 1))};
+    e->lines_span = w;
+    e->ev2 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = ev, .chunk = lat_evict_chunk(&e->c, 2)};
+    e->ev1 = (struct lat_evict){.buf = e->evict_buf.ptr, .bytes = MIN(ev, lat_evict_bytes(&e->c, 1)),
+                                .chunk = lat_evict_chunk(&e->c, 1)};
     e->lines_ok = true;
 }
 
@@ -462,10 +517,7 @@ static void crosscheck_sweep(void)
     for (size_t i = 0; i < ARRAY_SIZE(pairs); i++) {
         char a[LEDGER_NAME_MAX];
         fmt_snprintf(a, sizeof(a), "data_source/%s", lat_rows[pairs[i].row].source);
-        const char *why = "the row was not measured";
-        const char *b = rows[pairs[i].row].footprint ? lat_sweep_plateau_at(rows[pairs[i].row].footprint, &why) : NULL;
-        crosscheck_figures(pairs[i].quantity, a, b ? b : "latency_plateau (reference series)", XC_TOL_LATENCY, NULL,
-                           b ? NULL : why);
+        lat_sweep_crosscheck(pairs[i].quantity, a, rows[pairs[i].row].footprint);
     }
 }
 
@@ -497,6 +549,17 @@ void lat_table2_run(void)
     } else {
         struct lat_step un[] = {{LAT_OP_WRITE, e.self.id}, {LAT_OP_EVICT, e.self.id}};
         row_placed(&e, LAT_ROW_L3_UNSHARED, un, ARRAY_SIZE(un), &e.ev2, NULL);
+        /* The rows with another core use the c2c matrix's lines: few enough that the holder's private caches
+         * keep every one (lat_other_core_bytes). */
+        if (e.have_helper && e.lines_ok) {
+            uint64_t w = lat_other_core_bytes(&e.c);
+            if (lat_lines_build(&e.lines, e.lines_buf.ptr, w, e.seed ^ 0xc0c0, &e.scratch) == 0) {
+                e.lines_span = w;
+            } else {
+                e.lines_ok = false;
+                fmt_snprintf(e.no_lines, sizeof(e.no_lines), "could not build the chain of the other-core rows");
+            }
+        }
         if (e.have_helper) {
             struct lat_step sh[] = {{LAT_OP_WRITE, e.helper.id}, {LAT_OP_EVICT, e.helper.id}, {LAT_OP_READ, e.helper.id}};
             row_placed(&e, LAT_ROW_L3_SHARED, sh, ARRAY_SIZE(sh), &e.ev2, &e.helper);

@@ -56,6 +56,12 @@ struct pm_result {
  * does not advance or an argument is invalid. */
 int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_result *r);
 
+/* A latency per link of a dependent chain under PM_MIN_CYCLES_PER_LINK core cycles is not what the chain's name
+ * says (memory renaming of a store -> load pair, an add-immediate executed at rename, overlapped links): such a
+ * penalty is never `ok`. Returns the suspect reason in buf, or NULL when cycles_per_link is at least 1 (or NaN). */
+#define PM_MIN_CYCLES_PER_LINK 1.0
+const char *pm_sub_cycle_reason(const char *name, double cycles_per_link, char *buf, size_t len);
+
 /* Per-event cost from two measurements of the same loop: (cycles_a - cycles_b) / (events_a - events_b).
  * NaN when the event difference is not positive or an input is not finite. */
 double pm_penalty(double cycles_a, double cycles_b, double events_a, double events_b);

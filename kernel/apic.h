@@ -7,8 +7,10 @@
 /* Local APIC registers (SDM Vol. 3A Table 11-1), as xAPIC MMIO offsets; x2APIC MSR = 0x800 + off/16. */
 #define LAPIC_ID 0x020
 #define LAPIC_VERSION 0x030
+#define LAPIC_TPR 0x080 /* task priority: 0 lets every vector through */
 #define LAPIC_EOI 0x0B0
 #define LAPIC_SVR 0x0F0
+#define LAPIC_SVR_ENABLE (1u << 8) /* SDM Vol. 3A 11.9 "Spurious Interrupt": APIC software enable */
 #define LAPIC_ESR 0x280
 #define LAPIC_ICR_LO 0x300
 #define LAPIC_ICR_HI 0x310

@@ -1,14 +1,16 @@
 /* cpu.c - GDT/TSS/IDT setup, FPU/SSE/AVX enable, exception dispatch. */
 #include "kernel/cpu.h"
+#include "kernel/apic.h"
+#include "kernel/kernel.h"
 #include "kernel/extable.h"
 #include "kernel/watchdog.h"
 #include "kernel/io.h"
 #include "kernel/msr.h"
 #include "kernel/panic.h"
 
-extern char isr_stubs[];
+extern char isr_stubs[], isr_wake[], isr_spurious[];
 
-static struct idt_entry idt[32] __attribute__((aligned(16)));
+static struct idt_entry idt[256] __attribute__((aligned(16)));
 
 static const char *const exc_names[32] = {
     "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow", "#BR bound range",
@@ -76,18 +78,24 @@ void cpu_tables_load(struct cpu_tables *t)
     __asm__ volatile("lidt %0" : : "m"(idtr));
 }
 
+static void idt_gate(unsigned v, const char *stub, uint8_t ist)
+{
+    uint64_t h = (uint64_t)(uintptr_t)stub;
+    idt[v].off_lo = h & 0xFFFF;
+    idt[v].sel = GDT_KCODE64;
+    idt[v].ist = ist;
+    idt[v].type_attr = 0x8E; /* present, DPL0, 64-bit interrupt gate: IF stays clear */
+    idt[v].off_mid = (h >> 16) & 0xFFFF;
+    idt[v].off_hi = h >> 32;
+    idt[v].zero = 0;
+}
+
 void idt_init(void)
 {
-    for (unsigned v = 0; v < 32; v++) {
-        uint64_t h = (uint64_t)(uintptr_t)(isr_stubs + 16 * v);
-        idt[v].off_lo = h & 0xFFFF;
-        idt[v].sel = GDT_KCODE64;
-        idt[v].ist = v == 8 ? IST_DF : v == 2 ? IST_NMI : v == 18 ? IST_MC : 0;
-        idt[v].type_attr = 0x8E; /* present, DPL0, 64-bit interrupt gate: IF stays clear */
-        idt[v].off_mid = (h >> 16) & 0xFFFF;
-        idt[v].off_hi = h >> 32;
-        idt[v].zero = 0;
-    }
+    for (unsigned v = 0; v < 32; v++)
+        idt_gate(v, isr_stubs + 16 * v, v == 8 ? IST_DF : v == 2 ? IST_NMI : v == 18 ? IST_MC : 0);
+    idt_gate(CPU_WAKE_VECTOR, isr_wake, 0);
+    idt_gate(CPU_SPURIOUS_VECTOR, isr_spurious, 0);
 }
 
 /* XCR0 bits (SDM Vol. 1 13.3): x87, SSE, AVX, then opmask/ZMM_Hi256/Hi16_ZMM for AVX-512. */
@@ -123,6 +131,12 @@ uint64_t fpu_enable(bool xsave, uint64_t xcr0_supported, bool avx, bool avx512)
 
 void exception_dispatch(struct irq_frame *f)
 {
+    if (f->vector == CPU_WAKE_VECTOR) { /* an idle AP's HLT is over (kernel/smp.c): nothing else to do */
+        apic_write(&K.apic, LAPIC_EOI, 0);
+        return;
+    }
+    if (f->vector == CPU_SPURIOUS_VECTOR) /* SDM Vol. 3A 11.9: no EOI for a spurious interrupt */
+        return;
     if (extable_fixup(f))
         return;
     if (f->vector == 2)

@@ -48,6 +48,11 @@ struct cpu_tables {
     uint8_t ist_stacks[3][IST_STACK_BYTES] __attribute__((aligned(16)));
 };
 
+/* The two interrupt vectors the IDT has besides the exceptions: the IPI that wakes an idle AP from HLT
+ * (kernel/smp.c) and the local APIC's spurious-interrupt vector (SVR bits 7:0). */
+#define CPU_WAKE_VECTOR 0xF0
+#define CPU_SPURIOUS_VECTOR 0xFF
+
 /* Load a GDT/TSS for this CPU and the shared IDT (built once by idt_init). */
 void cpu_tables_load(struct cpu_tables *t);
 void idt_init(void);

@@ -1,4 +1,5 @@
-/* isr.S - exception entry stubs for vectors 0-31: one 16-byte stub per vector, one common path.
+/* isr.S - exception entry stubs for vectors 0-31 (one 16-byte stub per vector), the wake-up IPI and spurious
+ * vectors, one common path.
  * Vectors that push an error code (SDM Vol. 3A Table 6-1): 8, 10-14, 17, 21, 29, 30. */
     .text
     .globl isr_stubs
@@ -17,6 +18,24 @@ isr_stubs:
     jmp isr_common
     .set vec, vec + 1
     .endr
+
+/* Two interrupt vectors, the only ones the kernel ever enables (kernel/smp.c): the wake-up IPI that ends an
+ * idle AP's HLT, and the local APIC's spurious vector. */
+    .globl isr_wake
+    .hidden isr_wake
+    .balign 16
+isr_wake:
+    pushq $0
+    pushq $0xf0
+    jmp isr_common
+
+    .globl isr_spurious
+    .hidden isr_spurious
+    .balign 16
+isr_spurious:
+    pushq $0
+    pushq $0xff
+    jmp isr_common
 
 isr_common:
     cld

@@ -31,7 +31,15 @@ struct mailbox {
     void *volatile arg;
     volatile uint32_t req;  /* bumped by the BSP for each job */
     volatile uint32_t done; /* set to req by the AP when the job returns */
+    uint32_t sleeping;      /* 1 while the AP is (about to be) in HLT: the BSP sends the wake-up IPI */
 } __attribute__((aligned(64)));
+
+/* An AP spins on its mailbox this long after a job, then halts until the BSP's wake-up IPI: a benchmark that
+ * uses the CPU (a helper placing lines round after round, a line holder whose caches a HITM read snoops)
+ * finds it awake, while a CPU the running benchmark does not use stops spinning, so it does not change the
+ * benchmark core's turbo bin (the hosted runner's workers do the same with a futex). */
+#define AP_IDLE_SPIN_US 10000ULL
+
 
 struct ap_boot {
     uint32_t index;
@@ -99,13 +107,33 @@ static NORETURN void ap_entry(struct ap_boot *ab)
     fpu_enable(K.cpu.feat.xsave, K.cpu.xcr0_supported, K.cpu.feat.avx, K.cpu.feat.avx512f);
     wrmsr_safe(MSR_IA32_PAT, paging_stats()->pat);
     apic_mask_all(&K.apic);
+    /* Wake-up IPIs need the local APIC software-enabled (INIT leaves SVR at 0xFF: disabled) and a task priority
+     * that lets vector CPU_WAKE_VECTOR through; every LVT stays masked, so that IPI is the only interrupt. */
+    bool can_halt = K.apic.present;
+    if (can_halt) {
+        apic_write(&K.apic, LAPIC_TPR, 0);
+        apic_write(&K.apic, LAPIC_SVR, LAPIC_SVR_ENABLE | CPU_SPURIOUS_VECTOR);
+    }
     turbo_apply(&K.cfg, ab->index); /* per-CPU turbo state (turbo=off), before the BSP sees this AP alive */
     struct mailbox *m = &mbox[ab->index];
+    uint64_t idle_ticks = AP_IDLE_SPIN_US * time_tsc_hz() / 1000000ULL;
     __atomic_store_n(&ab->alive, 1, __ATOMIC_RELEASE);
     for (;;) {
         uint32_t req;
-        while ((req = __atomic_load_n(&m->req, __ATOMIC_ACQUIRE)) == m->done)
+        uint64_t idle_from = rdtsc_ordered();
+        while ((req = __atomic_load_n(&m->req, __ATOMIC_ACQUIRE)) == m->done) {
+            if (can_halt && rdtsc_ordered() - idle_from > idle_ticks) {
+                /* Dekker with smp_call (both seq_cst): either the BSP sees sleeping and sends the IPI, or this
+                 * CPU sees the new req and does not halt. An IPI that arrives before STI stays pending in the
+                 * IRR; STI's one-instruction shadow lets HLT start first, and the interrupt then ends it. */
+                __atomic_store_n(&m->sleeping, 1, __ATOMIC_SEQ_CST);
+                if (__atomic_load_n(&m->req, __ATOMIC_SEQ_CST) == m->done)
+                    __asm__ volatile("sti\n\thlt\n\tcli" ::: "memory");
+                __atomic_store_n(&m->sleeping, 0, __ATOMIC_SEQ_CST);
+                continue;
+            }
             cpu_pause();
+        }
         m->fn(m->arg);
         __atomic_store_n(&m->done, req, __ATOMIC_RELEASE);
     }
@@ -238,7 +266,11 @@ int smp_call(uint32_t index, smp_fn fn, void *arg)
         return -1;
     m->fn = fn;
     m->arg = arg;
-    __atomic_store_n(&m->req, m->req + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&m->req, m->req + 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&m->sleeping, __ATOMIC_SEQ_CST)) { /* fixed delivery, physical destination */
+        send_ipi(cpus[index].apic_id, CPU_WAKE_VECTOR);
+        icr_wait();
+    }
     return 0;
 }
 

@@ -177,8 +177,42 @@ int knee_detect(const double *bytes, const double *lat, size_t n, struct knee_le
     for (size_t k = 0; k < npl && k < max_out; k++) {
         out[k].latency = median_range(ls, pl[k].s, pl[k].e, tmp);
         out[k].bytes = k + 1 < npl ? bytes[pl[k].knee] : 0;
+        out[k].from = bytes[pl[k].s];
+        out[k].to = bytes[pl[k].knee];
     }
     return (int)npl;
+}
+
+int knee_plateau_at(const struct knee_level *levels, size_t n_levels, double bytes, enum knee_at *where,
+                    size_t *after)
+{
+    enum knee_at w = KNEE_AT_NONE;
+    size_t a = 0;
+    int at = -1;
+    if (levels && n_levels && bytes > 0) {
+        if (bytes < levels[0].from) {
+            w = KNEE_AT_BELOW;
+        } else {
+            w = KNEE_AT_ABOVE;
+            for (size_t k = 0; k < n_levels; k++) {
+                if (bytes < levels[k].from) {
+                    w = KNEE_AT_BETWEEN; /* above plateau k - 1's last size, below plateau k's start */
+                    a = k - 1;
+                    break;
+                }
+                if (bytes <= levels[k].to) {
+                    w = KNEE_AT_IN;
+                    at = (int)k;
+                    break;
+                }
+            }
+        }
+    }
+    if (where)
+        *where = w;
+    if (after)
+        *after = a;
+    return at;
 }
 
 bool knee_agrees(double inferred_bytes, double cpuid_bytes)

@@ -6,10 +6,14 @@
 
 /* One plateau of the curve: its latency (median of the plateau, same unit as the input) and the largest
  * working set still on it, i.e. the size after which latency rises: the inferred capacity of that level.
- * The last plateau has no rise after it (memory, or the largest level the curve reached): bytes = 0. */
+ * The last plateau has no rise after it (memory, or the largest level the curve reached): bytes = 0.
+ * A plateau also has a start: `from` is the smallest size of its flat run, `to` the largest size on it (the
+ * knee, or the curve's last size for the last plateau). Sizes between one plateau's `to` and the next one's
+ * `from` are the transition between two levels and belong to neither. */
 struct knee_level {
     double bytes;
     double latency;
+    double from, to;
 };
 
 #define KNEE_MIN_POINTS 3
@@ -53,6 +57,14 @@ struct knee_match {
  * returns how many agree, or -1 for invalid input (NULL arrays, more than KNEE_MAX_MATCH entries). */
 int knee_match_cpuid(const struct knee_level *levels, size_t n_levels, const uint64_t *cache_bytes,
                      size_t n_caches, struct knee_match *out);
+
+/* Which plateau holds a working set of `bytes`: the index k with levels[k].from <= bytes <= levels[k].to, or
+ * -1 when none does (*where then says why: KNEE_AT_BELOW, below the first plateau's start; KNEE_AT_BETWEEN,
+ * in the transition after plateau *after; KNEE_AT_ABOVE, above the last size of the last plateau; KNEE_AT_NONE,
+ * no plateau or invalid input). Levels as knee_detect writes them (from/to set, ascending). */
+enum knee_at { KNEE_AT_IN, KNEE_AT_BELOW, KNEE_AT_BETWEEN, KNEE_AT_ABOVE, KNEE_AT_NONE };
+int knee_plateau_at(const struct knee_level *levels, size_t n_levels, double bytes, enum knee_at *where,
+                    size_t *after);
 
 /* log2 for freestanding code (no libm); x must be positive and finite. */
 double knee_log2(double x);

@@ -128,7 +128,7 @@ def test_bandwidth_numa_node_pairs():
 
 
 PENALTIES = {"l1_hit", "line_split_load", "page_split_load", "l2_hit", "l1d_miss_hit_lfb", "llc_hit",
-             "dram_local", "dtlb_miss_4k", "store_forward", "store_forward_fail_size",
+             "dram_local", "dtlb_miss_4k", "store_forward", "store_forward_renamed", "store_forward_fail_size",
              "store_forward_fail_offset", "4k_alias", "div_r64", "div_r32", "divsd", "branch_mispredict"}
 
 

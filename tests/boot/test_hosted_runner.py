@@ -1,5 +1,6 @@
-"""The hosted runner as a platform (issue 11): its workers spin between jobs like the image's APs, it holds
-/dev/cpu_dma_latency at 0 while it measures and says whether it could, and its records name the CPU it measured
+"""The hosted runner as a platform (issues 11, 19): its workers spin right after a job like the image's APs and
+sleep once idle, it holds /dev/cpu_dma_latency at 2 us (C1 allowed, deeper states not) while it measures and
+says whether it could, and its records name the CPU it measured
 on and the page size it obtained. Runs pmubench-host on this machine; no QEMU."""
 import errno
 import os
@@ -78,7 +79,7 @@ def run_watched(exe, args, cpus):
     return parse.parse_log(out), out, samples, targets
 
 
-def test_hosted_cpu_page_size_dma_latency_and_spinning_workers(exe):
+def test_hosted_cpu_page_size_dma_latency_and_idle_workers(exe):
     allowed = sorted(os.sched_getaffinity(0))
     # The last two allowed CPUs, so that the benchmark's own CPU is not CPU 0 wherever there are two or more.
     cpus = set(allowed[-2:])
@@ -120,24 +121,26 @@ def test_hosted_cpu_page_size_dma_latency_and_spinning_workers(exe):
         page_consistent(d["page_bytes_small"], d["page_how_small"], "dtlb small")
         page_consistent(d["page_bytes_large"], d["page_how_large"], "dtlb large")
 
-    # /dev/cpu_dma_latency: held at 0 for the whole run when the device lets us write, else the reason.
+    # /dev/cpu_dma_latency: held at 2 us for the whole run when the device lets us write, else the reason.
     held = r["cpu_dma_latency"]
     if os.access(DMA, os.W_OK):
-        assert held == "held at 0 us"
-        assert "/dev/cpu_dma_latency held at 0 us" in out
+        assert held == "held at 2 us"
+        assert "/dev/cpu_dma_latency held at 2 us" in out
         seen = [t for t in targets if t is not None]
-        assert seen and all(t == 0 for t in seen), targets
+        # the device reads the minimum of every process's request: another runner may hold a lower one
+        assert seen and all(t <= 2 for t in seen), targets
         if before not in (None, 0):  # nobody else holds it: the request went away with the runner
             assert dma_target() == before
     else:
         reason = os.strerror(errno.ENOENT if not os.path.exists(DMA) else errno.EACCES)
         assert held == "not held: " + reason
 
-    # Workers spin between jobs (runnable, like an AP on its mailbox) rather than sleep in the kernel.
+    # A worker the running benchmark does not use sleeps (a futex wait, "S") instead of spinning: the sweep and the
+    # penalties run on the main thread alone, most of the run, so most samples find the worker asleep.
     if len(cpus) > 1:
         states = [st for s in samples for st in s.values()]
         assert len(states) >= 5, "too few samples of the worker thread"
-        assert states.count("R") >= 0.9 * len(states), states
+        assert states.count("S") >= 0.5 * len(states), states
 
 
 def test_hosted_cpu_dma_latency_not_held_without_permission(exe):

@@ -332,7 +332,7 @@ static void test_agrees(void **state)
 static void test_match_exact(void **state)
 {
     (void)state;
-    const struct knee_level lv[4] = {{32768, 4}, {229376, 10}, {6291456, 40}, {0, 200}};
+    const struct knee_level lv[4] = {{32768, 4, 0, 0}, {229376, 10, 0, 0}, {6291456, 40, 0, 0}, {0, 200, 0, 0}};
     const uint64_t caches[3] = {32768, 262144, 8388608};
     struct knee_match m[3];
     assert_int_equal(knee_match_cpuid(lv, 4, caches, 3, m), 3);
@@ -349,7 +349,7 @@ static void test_match_exact(void **state)
 static void test_match_missing_level(void **state)
 {
     (void)state;
-    const struct knee_level lv[3] = {{32768, 4}, {6291456, 40}, {0, 200}};
+    const struct knee_level lv[3] = {{32768, 4, 0, 0}, {6291456, 40, 0, 0}, {0, 200, 0, 0}};
     const uint64_t caches[3] = {32768, 262144, 8388608};
     struct knee_match m[3];
     assert_int_equal(knee_match_cpuid(lv, 3, caches, 3, m), 2);
@@ -365,7 +365,7 @@ static void test_match_missing_level(void **state)
 static void test_match_extra_knee(void **state)
 {
     (void)state;
-    const struct knee_level lv[5] = {{32768, 4}, {262144, 10}, {2097152, 30}, {8388608, 45}, {0, 200}};
+    const struct knee_level lv[5] = {{32768, 4, 0, 0}, {262144, 10, 0, 0}, {2097152, 30, 0, 0}, {8388608, 45, 0, 0}, {0, 200, 0, 0}};
     const uint64_t caches[3] = {32768, 262144, 8388608};
     struct knee_match m[3];
     assert_int_equal(knee_match_cpuid(lv, 5, caches, 3, m), 3);
@@ -377,7 +377,7 @@ static void test_match_extra_knee(void **state)
 static void test_match_disagree(void **state)
 {
     (void)state;
-    const struct knee_level lv[3] = {{32768, 4}, {1048576, 30}, {0, 200}};
+    const struct knee_level lv[3] = {{32768, 4, 0, 0}, {1048576, 30, 0, 0}, {0, 200, 0, 0}};
     const uint64_t caches[2] = {32768, 8388608};
     struct knee_match m[2];
     assert_int_equal(knee_match_cpuid(lv, 3, caches, 2, m), 1);
@@ -390,7 +390,7 @@ static void test_match_disagree(void **state)
 static void test_match_errors(void **state)
 {
     (void)state;
-    const struct knee_level lv[2] = {{32768, 4}, {0, 10}};
+    const struct knee_level lv[2] = {{32768, 4, 0, 0}, {0, 10, 0, 0}};
     const uint64_t caches[KNEE_MAX_MATCH + 1] = {32768};
     struct knee_match m[KNEE_MAX_MATCH + 1];
     assert_int_equal(knee_match_cpuid(NULL, 2, caches, 1, m), -1);
@@ -408,9 +408,65 @@ static void test_match_errors(void **state)
     assert_true(m[1].agree);
 }
 
+/* A plateau has a start and an end: a size is on plateau k only inside [from, to]; the rise between two plateaus,
+ * sizes below the first and above the last belong to none. */
+static void test_plateau_at(void **state)
+{
+    (void)state;
+    const struct knee_level lv[3] = {
+        {.bytes = 32768, .latency = 4, .from = 1024, .to = 32768},
+        {.bytes = 262144, .latency = 10, .from = 49152, .to = 262144},
+        {.bytes = 0, .latency = 200, .from = 16777216, .to = 268435456},
+    };
+    enum knee_at w;
+    size_t after = 99;
+    assert_int_equal(knee_plateau_at(lv, 3, 16384, &w, &after), 0);
+    assert_int_equal(w, KNEE_AT_IN);
+    assert_int_equal(knee_plateau_at(lv, 3, 32768, &w, &after), 0); /* the knee itself is on the plateau */
+    assert_int_equal(knee_plateau_at(lv, 3, 40960, &w, &after), -1);
+    assert_int_equal(w, KNEE_AT_BETWEEN);
+    assert_int_equal(after, 0);
+    assert_int_equal(knee_plateau_at(lv, 3, 49152, &w, &after), 1);
+    /* 2.25 MiB with no L3 plateau: in the rise towards memory, not on the memory plateau */
+    assert_int_equal(knee_plateau_at(lv, 3, 2359296, &w, &after), -1);
+    assert_int_equal(w, KNEE_AT_BETWEEN);
+    assert_int_equal(after, 1);
+    assert_int_equal(knee_plateau_at(lv, 3, 268435456, &w, &after), 2);
+    assert_int_equal(knee_plateau_at(lv, 3, 536870912, &w, &after), -1);
+    assert_int_equal(w, KNEE_AT_ABOVE);
+    assert_int_equal(knee_plateau_at(lv, 3, 512, &w, &after), -1);
+    assert_int_equal(w, KNEE_AT_BELOW);
+    assert_int_equal(knee_plateau_at(lv, 0, 4096, &w, &after), -1);
+    assert_int_equal(w, KNEE_AT_NONE);
+    assert_int_equal(knee_plateau_at(NULL, 3, 4096, &w, NULL), -1);
+}
+
+/* knee_detect fills from/to: the flat run's first size, and the knee (the curve's last size for the last). */
+static void test_detect_sets_from_to(void **state)
+{
+    (void)state;
+    double b[KNEE_MAX_POINTS], l[KNEE_MAX_POINTS];
+    struct knee_level out[8];
+    size_t n = make_curve(STEP, 4, 0, 1, b, l);
+    int nl = knee_detect(b, l, n, out, 8);
+    assert_true(nl >= 3);
+    for (int k = 0; k < nl && k < 8; k++) {
+        assert_true(out[k].from <= out[k].to);
+        if (k + 1 < nl) {
+            assert_true(out[k].to == out[k].bytes);
+            assert_true(out[k].to < out[k + 1].from);
+        } else {
+            assert_true(out[k].bytes == 0);
+        }
+    }
+    assert_true(out[0].from == b[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plateau_at),
+        cmocka_unit_test(test_detect_sets_from_to),
         cmocka_unit_test(test_clean_steps),         cmocka_unit_test(test_transitional),
         cmocka_unit_test(test_noisy),               cmocka_unit_test(test_monotonic_noisy),
         cmocka_unit_test(test_ramps),               cmocka_unit_test(test_single_level),

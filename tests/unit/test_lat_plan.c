@@ -346,9 +346,47 @@ static void shares_cache_by_apic_id(void **state)
     assert_true(lat_shares_cache(4, 4, 0));
 }
 
+/* The other-core rows' lines fit the holder's private caches on an inclusive-L3 Nehalem (32 KiB L1D, 256 KiB L2),
+ * a non-inclusive Emerald Rapids (48 KiB, 2 MiB) and a Zen 4 CCX (32 KiB, 1 MiB): the lines (64 bytes each, one
+ * per LAT_PLACED_STRIDE) take at most a quarter of the L2's sets they map to, and it is the c2c working set. */
+static void other_core_lines_fit_private_cache(void **state)
+{
+    (void)state;
+    static const struct cache_sizes parts[] = {
+        {.l1 = KiB(32), .l2 = KiB(256), .l3 = MiB(8), .llc = MiB(8), .line = 64},
+        {.l1 = KiB(48), .l2 = MiB(2), .l3 = MiB(300), .llc = MiB(300), .line = 64},
+        {.l1 = KiB(32), .l2 = MiB(1), .l3 = MiB(32), .llc = MiB(32), .line = 64},
+    };
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        uint64_t w = lat_other_core_bytes(&parts[i]);
+        uint64_t lines = w / LAT_PLACED_STRIDE;
+        assert_true(w % ((uint64_t)LAT_PLACED_STRIDE * 64) == 0);
+        assert_true(w <= LAT_C2C_MAX_BYTES && w <= lat_placed_bytes(&parts[i]));
+        /* the stride uses 64 / LAT_PLACED_STRIDE of the sets: capacity available to the lines */
+        uint64_t room = parts[i].l2 * 64 / LAT_PLACED_STRIDE;
+        assert_true(lines * 64 * 4 <= room);
+    }
+    assert_int_equal(lat_other_core_bytes(NULL), KiB(64));
+}
+
+/* The eviction chunk read twice: a quarter of the level it evicts, 4 KiB-aligned, never 0. */
+static void evict_chunk_is_a_quarter_of_the_level(void **state)
+{
+    (void)state;
+    struct cache_sizes zen = {.l1 = KiB(48), .l2 = MiB(1), .l3 = MiB(32), .llc = MiB(32), .line = 64};
+    assert_int_equal(lat_evict_chunk(&zen, 2), KiB(256));
+    assert_int_equal(lat_evict_chunk(&zen, 1), KiB(12));
+    assert_int_equal(lat_evict_chunk(NULL, 2), KiB(8));
+    struct cache_sizes tiny = {.l1 = KiB(8), .line = 64};
+    assert_int_equal(lat_evict_chunk(&tiny, 2), KiB(4));
+    assert_true(lat_evict_bytes(&zen, 2) % lat_evict_chunk(&zen, 2) == 0 || lat_evict_bytes(&zen, 2) > lat_evict_chunk(&zen, 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(other_core_lines_fit_private_cache),
+        cmocka_unit_test(evict_chunk_is_a_quarter_of_the_level),
         cmocka_unit_test(grid_one_per_octave_is_powers_of_two),
         cmocka_unit_test(grid_four_per_octave_is_geometric),
         cmocka_unit_test(grid_top_off_the_grid_and_rounding),

@@ -99,7 +99,7 @@ static void test_bench_penalty_records(void **state)
     ca_penalty_reset();
     bench_penalty();
     static const char *names[] = {"l1_hit", "line_split_load", "page_split_load", "l2_hit",
-                                  "llc_hit", "dram_local", "dtlb_miss_4k", "store_forward",
+                                  "llc_hit", "dram_local", "dtlb_miss_4k", "store_forward", "store_forward_renamed",
                                   "store_forward_fail_size", "store_forward_fail_offset", "4k_alias", "div_r64",
                                   "div_r32", "divsd"};
     assert_int_equal(fake_count("penalty"), sizeof(names) / sizeof(names[0]) + 1);
@@ -132,6 +132,16 @@ static void test_bench_penalty_records(void **state)
             assert_null(ca_penalty_dropped(names[i]));
         }
     }
+    /* store forwarding is measured with a contained load (part of the store's register: not renamable), the
+     * renamable form is its own figure */
+    assert_non_null(fake_find("penalty", "\"name\":\"store_forward\"", 0));
+    assert_non_null(strstr(fake_find("penalty", "\"name\":\"store_forward\"", 0), "4-byte load of its upper half"));
+    assert_non_null(strstr(fake_find("penalty", "\"name\":\"store_forward_renamed\"", 0), "Agner Fog"));
+    /* l1_hit against the Table 2 L1 row: not judged without the latency benchmark, with the reason */
+    const char *xl1 = fake_find("crosscheck", "penalty l1_hit vs Table 2 L1 row", 0);
+    assert_non_null(xl1);
+    assert_non_null(strstr(xl1, "\"agrees\":null"));
+    assert_non_null(strstr(xl1, "data_source/L1 was not measured in this run"));
     /* the divider record says why ARITH.CYCLES_DIV_BUSY is missing */
     assert_non_null(fake_find("penalty", "\"div_busy_reason\":\"test: no PMU\"", 0));
     /* the DTLB record compares the two page sizes */
@@ -165,12 +175,28 @@ static void test_bench_penalty_records(void **state)
     assert_int_equal(FAKE.live_allocs, 0);
 }
 
+/* A dependent chain under one core cycle per link is never an `ok` latency: memory renaming (0.46-0.51 cycles per
+ * store -> load pair on Emerald Rapids and Zen), add-immediate at rename. */
+static void test_sub_cycle_chain_is_suspect(void **state)
+{
+    (void)state;
+    char buf[200];
+    assert_null(pm_sub_cycle_reason("store_forward", 6.4, buf, sizeof(buf)));
+    assert_null(pm_sub_cycle_reason("store_forward", 1.0, buf, sizeof(buf)));
+    assert_null(pm_sub_cycle_reason("store_forward", __builtin_nan(""), buf, sizeof(buf)));
+    const char *why = pm_sub_cycle_reason("store_forward", 0.46, buf, sizeof(buf));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "store_forward ran at 0.46 cycles per link"));
+    assert_non_null(strstr(why, "memory renaming"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measure_protocol),
         cmocka_unit_test(test_profile_options),
         cmocka_unit_test(test_bench_penalty_records),
+        cmocka_unit_test(test_sub_cycle_chain_is_suspect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

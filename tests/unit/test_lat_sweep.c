@@ -1,0 +1,347 @@
+/* test_lat_sweep.c - the sweep's reference series, plateau lookup and Table 2 vs sweep cross-check on curves
+ * from real runs (tests/fixtures/sweeps, extracted from logs by extract.py there). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tests/unit/bw_fake_platform.h"
+#include "bench/lat_sweep.h"
+#include "bench/lat_plan.h"
+#include "bench/lat_common.h"
+#include "bench/crosscheck.h"
+#include "measure/knee.h"
+#include "measure/verdict.h"
+#include "measure/stats_json.h"
+
+#define MAX_CURVES 4
+#define MAX_ROWS 8
+
+struct fixture {
+    uint64_t cache[3]; /* CPUID L1, L2, L3 */
+    struct lat_sweep_curve c[MAX_CURVES];
+    uint64_t bytes[MAX_CURVES][LAT_MAX_POINTS];
+    double ns[MAX_CURVES][LAT_MAX_POINTS];
+    size_t nc;
+    struct {
+        char source[32];
+        uint64_t footprint;
+        double ns;
+    } row[MAX_ROWS];
+    size_t nrow;
+};
+
+static const char *fixtures_root(void)
+{
+    const char *env = getenv("PMB_SWEEP_FIXTURES");
+    return env && *env ? env : "tests/fixtures/sweeps";
+}
+
+static void load(struct fixture *f, const char *name)
+{
+    char path[512], line[256];
+    snprintf(path, sizeof(path), "%s/%s", fixtures_root(), name);
+    FILE *in = fopen(path, "r");
+    if (!in)
+        fail_msg("fixture %s missing (run from the repo root or set PMB_SWEEP_FIXTURES)", path);
+    memset(f, 0, sizeof(*f));
+    while (fgets(line, sizeof(line), in)) {
+        unsigned long long page, b;
+        double ns, spread;
+        char src[32];
+        if (!strncmp(line, "cpuid ", 6)) {
+            unsigned long long v[3] = {0};
+            sscanf(line, "cpuid L1 %llu L2 %llu L3 %llu", &v[0], &v[1], &v[2]);
+            for (int i = 0; i < 3; i++)
+                f->cache[i] = v[i];
+        } else if (sscanf(line, "point random %llu %llu %lf %lf", &page, &b, &ns, &spread) == 4) {
+            size_t k = 0;
+            while (k < f->nc && f->c[k].page_bytes != page)
+                k++;
+            if (k == f->nc) {
+                assert_true(f->nc < MAX_CURVES);
+                f->c[k] = (struct lat_sweep_curve){.mode = "random", .random = true, .page_bytes = page,
+                                                   .bytes = f->bytes[k], .ns = f->ns[k], .clock_steady = true};
+                f->nc++;
+            }
+            assert_true(f->c[k].n < LAT_MAX_POINTS);
+            f->bytes[k][f->c[k].n] = b;
+            f->ns[k][f->c[k].n] = ns;
+            f->c[k].n++;
+        } else if (sscanf(line, "row %31s %llu %lf", src, &b, &ns) == 3) {
+            assert_true(f->nrow < MAX_ROWS);
+            snprintf(f->row[f->nrow].source, sizeof(f->row[0].source), "%s", src);
+            f->row[f->nrow].footprint = b;
+            f->row[f->nrow].ns = ns;
+            f->nrow++;
+        }
+    }
+    fclose(in);
+    assert_true(f->nc > 0);
+}
+
+/* The fake platform's CPUID caches from the fixture, a fresh ledger and record list, full profile (4 points per
+ * octave, so sizes are judged). */
+static void setup(const struct fixture *f)
+{
+    fake_reset();
+    ledger_reset();
+    crosscheck_reset();
+    FAKE.cfg.quick = false;
+    FAKE.echo = getenv("PMB_TEST_ECHO") != NULL;
+    memset(&FAKE.cpu, 0, sizeof(FAKE.cpu));
+    for (int i = 0; i < 3; i++)
+        FAKE.cpu.caches[i] = (struct cpu_cache){.level = (uint8_t)(i + 1),
+                                                .type = i ? CPU_CACHE_UNIFIED : CPU_CACHE_DATA,
+                                                .bytes = (uint32_t)f->cache[i]};
+    FAKE.cpu.n_caches = 3;
+}
+
+static size_t curve_of(const struct fixture *f, uint64_t page)
+{
+    for (size_t k = 0; k < f->nc; k++)
+        if (f->c[k].page_bytes == page)
+            return k;
+    fail_msg("no %llu-byte series in the fixture", (unsigned long long)page);
+    return 0;
+}
+
+/* The Table 2 row `source` of the fixture entered in the ledger and cross-checked against the sweep, as
+ * lat_table2.c does. Returns 1 agrees, 0 disagrees, -1 not judged; *rec gets the crosscheck record. */
+static int check_row(const struct fixture *f, const char *source, const char **rec)
+{
+    for (size_t i = 0; i < f->nrow; i++) {
+        if (strcmp(f->row[i].source, source))
+            continue;
+        char fig[64];
+        snprintf(fig, sizeof(fig), "data_source/%s", source);
+        struct stats st = stats_derived(f->row[i].ns);
+        ledger_add(fig, UNIT_NS, &st, QUALITY_OK);
+        int r = lat_sweep_crosscheck(source, fig, f->row[i].footprint);
+        *rec = fake_find("crosscheck", fig, 0);
+        assert_non_null(*rec);
+        return r;
+    }
+    fail_msg("no row %s in the fixture", source);
+    return -2;
+}
+
+static void assert_has(const char *rec, const char *needle)
+{
+    if (!rec || !strstr(rec, needle))
+        fail_msg("expected %s in %s", needle, rec ? rec : "(null)");
+}
+
+/* Xeon, 16 CPUs: the 2 MiB series ran disturbed (L1 plateau 1.89 ns against 1.67 ns in the series before; its
+ * knees at 16 KiB and 512 KiB). The reference must be the steady 4 KiB series, where the L1 row (24 KiB, 1.67
+ * ns) lies on the 1.67 ns plateau, not the 6.2 ns one. */
+static void test_xeon_all16_disturbed_series(void **state)
+{
+    (void)state;
+    static struct fixture f;
+    load(&f, "xeon-emr-all16.txt");
+    setup(&f);
+    bool disturbed = true;
+    const char *why = "x";
+    size_t best = lat_sweep_pick_reference(f.c, f.nc, &disturbed, &why);
+    assert_int_equal(best, curve_of(&f, 4096));
+    assert_false(disturbed);
+    assert_null(why);
+
+    lat_sweep_infer(f.c, f.nc);
+    assert_has(fake_find("sweep_reference", "\"page_bytes\":2097152", 0), "\"disturbed\":true");
+    assert_has(fake_find("sweep_reference", "\"page_bytes\":2097152", 0), "\"reference\":false");
+    assert_has(fake_find("sweep_reference", "\"page_bytes\":4096", 0), "\"reference\":true");
+    /* L1 48 KiB by CPUID: the 4 KiB curve's L1 plateau ends at 44 KiB (the 2 MiB curve's at 16 KiB) */
+    const char *l1 = fake_find("cache_inferred", "\"level\":1", 0);
+    assert_has(l1, "\"agrees\":true");
+    assert_has(l1, "\"page_bytes\":4096");
+
+    const char *rec;
+    assert_int_equal(check_row(&f, "L1", &rec), 1);
+    assert_has(rec, "\"b\":\"latency_plateau/random/4096/0\"");
+    assert_int_equal(check_row(&f, "L2", &rec), 1);
+    assert_has(rec, "\"b\":\"latency_plateau/random/4096/1\"");
+    assert_int_equal(check_row(&f, "L3_unshared", &rec), 1); /* 4.4 MiB: on the 2.8-9.5 MiB plateau */
+    assert_has(rec, "\"b\":\"latency_plateau/random/4096/2\"");
+}
+
+/* The same disturbed 2 MiB curve alone (nothing to compare it with): the L1 row's 24 KiB footprint lies in the
+ * rise between its L1 plateau (to 16 KiB) and the next, so the row is not judged, rather than judged against the
+ * 6.2 ns plateau as the knee-only lookup did. */
+static void test_xeon_all16_row_in_a_rise_is_not_judged(void **state)
+{
+    (void)state;
+    static struct fixture f;
+    load(&f, "xeon-emr-all16.txt");
+    setup(&f);
+    size_t k = curve_of(&f, MiB(2));
+    lat_sweep_infer(&f.c[k], 1);
+    const char *rec;
+    assert_int_equal(check_row(&f, "L1", &rec), -1);
+    assert_has(rec, "\"agrees\":null");
+    assert_has(rec, "lies in the rise between plateau 0");
+    const char *why = NULL;
+    assert_null(lat_sweep_plateau_at(24576, &why));
+    assert_non_null(why);
+    assert_non_null(lat_sweep_plateau_at(8192, &why)); /* inside its L1 plateau */
+}
+
+/* Xeon, one CPU: every series steady; the 2 MiB series is the reference and the L1 row agrees with it. */
+static void test_xeon_cpu2(void **state)
+{
+    (void)state;
+    static struct fixture f;
+    load(&f, "xeon-emr-cpu2.txt");
+    setup(&f);
+    bool disturbed = true;
+    const char *why;
+    assert_int_equal(lat_sweep_pick_reference(f.c, f.nc, &disturbed, &why), curve_of(&f, MiB(2)));
+    assert_false(disturbed);
+    lat_sweep_infer(f.c, f.nc);
+    assert_has(fake_find("cache_inferred", "\"level\":1", 0), "\"agrees\":true");
+    assert_has(fake_find("cache_inferred", "\"level\":2", 0), "\"agrees\":true");
+    const char *rec;
+    assert_int_equal(check_row(&f, "L1", &rec), 1);
+    assert_int_equal(check_row(&f, "L2", &rec), 1);
+    assert_int_equal(check_row(&f, "L3_unshared", &rec), 1);
+    assert_has(rec, "\"b\":\"latency_plateau/random/2097152/2\"");
+}
+
+/* This project's AMD EPYC (Zen 4) KVM guest, full profile: L3_unshared (2.19 MiB footprint) on the L3 plateau. */
+static void test_epyc_full(void **state)
+{
+    (void)state;
+    static struct fixture f;
+    load(&f, "epyc-zen4-full.txt");
+    setup(&f);
+    lat_sweep_infer(f.c, f.nc);
+    const char *rec;
+    assert_int_equal(check_row(&f, "L1", &rec), 1);
+    assert_int_equal(check_row(&f, "L2", &rec), 1);
+    assert_int_equal(check_row(&f, "L3_unshared", &rec), 1);
+    assert_has(rec, "\"b\":\"latency_plateau/random/2097152/2\"");
+}
+
+/* Quick profile (1 point per octave) on the same machine: the curve has no L3 plateau; the memory plateau starts
+ * above the row's footprint, so L3_unshared is not judged (the knee-only lookup judged it against memory). */
+static void test_epyc_quick_missing_l3_plateau(void **state)
+{
+    (void)state;
+    static struct fixture f;
+    load(&f, "epyc-zen4-quick.txt");
+    setup(&f);
+    FAKE.cfg.quick = true;
+    lat_sweep_infer(f.c, f.nc);
+    const char *rec;
+    assert_int_equal(check_row(&f, "L3_unshared", &rec), -1);
+    assert_has(rec, "lies in the rise between plateau");
+    assert_has(rec, "\"suspect\":[]");
+    assert_int_equal(check_row(&f, "L1", &rec), 1);
+}
+
+/* A series whose core/TSC ratio drifted is no reference while a steady one exists; alone, it is the reference
+ * but disturbed, and its plateaus are suspect. */
+static void test_clock_drift_flags_series(void **state)
+{
+    (void)state;
+    static struct fixture f;
+    load(&f, "xeon-emr-cpu2.txt");
+    setup(&f);
+    size_t big = curve_of(&f, MiB(2)), small = curve_of(&f, 4096);
+    f.c[big].clock_steady = false;
+    bool disturbed = true;
+    const char *why;
+    assert_int_equal(lat_sweep_pick_reference(f.c, f.nc, &disturbed, &why), small);
+    assert_false(disturbed);
+    f.c[small].clock_steady = false;
+    assert_int_equal(lat_sweep_pick_reference(f.c, f.nc, &disturbed, &why), big);
+    assert_true(disturbed);
+    assert_non_null(strstr(why, "core/TSC ratio drifted"));
+    lat_sweep_infer(f.c, f.nc);
+    assert_has(fake_find("latency_plateau", "\"index\":0", 0), "\"quality\":\"suspect\"");
+}
+
+/* A load latency under a core cycle per load is suspect, with the reason (lat_result_judge): a dependent chain
+ * that fast did not wait for each load. */
+static void test_sub_cycle_load_is_suspect(void **state)
+{
+    (void)state;
+    fake_reset();
+    FAKE.cfg.quick = false;
+    double t[11];
+    struct lat_result r;
+    for (int i = 0; i < 11; i++)
+        t[i] = 0.35;
+    lat_result_from(&r, t, 11, 1.423, "test");
+    r.converged = true;
+    lat_result_judge(&r);
+    assert_int_equal(r.v.q, QUALITY_SUSPECT);
+    assert_non_null(strstr(r.v.reason, "under 1"));
+    for (int i = 0; i < 11; i++)
+        t[i] = 3.0;
+    lat_result_from(&r, t, 11, 1.423, "test");
+    r.converged = true;
+    lat_result_judge(&r);
+    assert_int_equal(r.v.q, QUALITY_OK);
+}
+
+/* A series whose core/TSC ratio moved beyond 5 % between its start and its end is measured again: the fake
+ * clock reads 1.0 on the benchmark CPU's first call and 1.2 on every later one, so the first series drifts
+ * once (1.0 -> 1.2), is measured again at a steady 1.2 and says tries 2; the next series are steady at once. */
+static void test_drifting_series_is_measured_again(void **state)
+{
+    (void)state;
+    fake_reset();
+    ledger_reset();
+    crosscheck_reset();
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 1;
+    FAKE.cfg.max_bytes = KiB(64);
+    FAKE.fail_page = GiB(1);
+    memset(&FAKE.cpu, 0, sizeof(FAKE.cpu));
+    FAKE.cpu.caches[0] = (struct cpu_cache){.level = 1, .type = CPU_CACHE_DATA, .bytes = KiB(32)};
+    FAKE.cpu.n_caches = 1;
+    FAKE.clock[0] = (struct core_clock){.ratio = 1.0, .method = "add_rr_chain"};
+    FAKE.clock_calls = 0;
+    FAKE.clock_drift = 0.2;
+    lat_sweep_run();
+    FAKE.clock_drift = 0;
+    FAKE.clock[0].ratio = 0;
+    FAKE.cfg.max_bytes = 0;
+    FAKE.fail_page = 0;
+    const char *first = fake_find("latency_series", "\"page_bytes_requested\":4096", 0);
+    assert_has(first, "\"tries\":2");
+    assert_has(first, "\"clock_steady\":true");
+    assert_has(first, "\"core_tsc_ratio_start\":1.2");
+    const char *second = fake_find("latency_series", "\"page_bytes_requested\":2097152", 0);
+    assert_has(second, "\"tries\":1");
+    assert_has(second, "\"clock_drift\":0");
+    assert_non_null(fake_text_find("measured again"));
+    /* the points of the first series are written once, from the kept try */
+    size_t n4k = 0;
+    for (size_t i = 0; fake_find("latency_sweep", "\"page_bytes\":4096", i); i++)
+        n4k++;
+    const char *pts = strstr(first, "\"points\":");
+    assert_non_null(pts);
+    assert_int_equal(n4k, strtoul(pts + 9, NULL, 10));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_xeon_all16_disturbed_series),
+        cmocka_unit_test(test_xeon_all16_row_in_a_rise_is_not_judged),
+        cmocka_unit_test(test_xeon_cpu2),
+        cmocka_unit_test(test_epyc_full),
+        cmocka_unit_test(test_epyc_quick_missing_l3_plateau),
+        cmocka_unit_test(test_clock_drift_flags_series),
+        cmocka_unit_test(test_sub_cycle_load_is_suspect),
+        cmocka_unit_test(test_drifting_series_is_measured_again),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
