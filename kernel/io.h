@@ -85,6 +85,9 @@ static ALWAYS_INLINE uint64_t xgetbv(uint32_t idx)
 
 static ALWAYS_INLINE void cli(void) { __asm__ volatile("cli" ::: "memory"); }
 static ALWAYS_INLINE void hlt(void) { __asm__ volatile("hlt" ::: "memory"); }
+/* STI;HLT;CLI: sleep until an interrupt with none lost in between (STI's one-instruction shadow lets HLT start
+ * before a pending interrupt is taken, which then ends it); interrupts are off again on return. */
+static ALWAYS_INLINE void sti_hlt_cli(void) { __asm__ volatile("sti\n\thlt\n\tcli" ::: "memory"); }
 static ALWAYS_INLINE void cpu_pause(void) { __asm__ volatile("pause" ::: "memory"); }
 static ALWAYS_INLINE uint64_t read_rflags(void)
 {

@@ -128,7 +128,7 @@ static NORETURN void ap_entry(struct ap_boot *ab)
                  * IRR; STI's one-instruction shadow lets HLT start first, and the interrupt then ends it. */
                 __atomic_store_n(&m->sleeping, 1, __ATOMIC_SEQ_CST);
                 if (__atomic_load_n(&m->req, __ATOMIC_SEQ_CST) == m->done)
-                    __asm__ volatile("sti\n\thlt\n\tcli" ::: "memory");
+                    sti_hlt_cli();
                 __atomic_store_n(&m->sleeping, 0, __ATOMIC_SEQ_CST);
                 continue;
             }
