@@ -22,8 +22,9 @@
  *   instructions_pmcN    every general counter: retired instructions, exact (AMD: _ctrN)
  *   cmask_inv            CMASK=1 + CMASK=1:INV of one event = the core cycles ([PAG])
  *   overflow             a general counter preloaded 1000 below the wrap sees the overflow and counts right
- *   offcore_request_response  OFFCORE_RSP_0 = 0x6001 (demand reads from DRAM) counts >= loads/4 over a
- *                        chase of 4 x the LLC, its byte swap 0x0160 <= loads/16
+ *   offcore_request_response  OFFCORE_RSP_0 = the flow's local-DRAM event (pmu_offcore_local_dram_event:
+ *                        4001H nhm, 2001H wsm, 1001H wsm_dp) counts >= loads/4 over a chase of 4 x the
+ *                        LLC on this CPU's node, its byte swap (0140H/0120H/0110H) <= loads/16
  *   pebs_l1              load-latency PEBS on an L1-resident chase: records, inside the buffer, half L1
  *   lbr_loop             the LBR stack after the known loop holds its backward branch
  *   uncore_stream_unc_pmcN  every uncore general counter (family 15h: nb_ctrN): one count per line of

@@ -1223,6 +1223,60 @@ def check_smm_freeze(pmu, accesses, windows, rep):
     rep.count("smm_freeze_set")
 
 
+def smm_restart_applies(pmu, family):
+    """RSM sets IA32_PERF_GLOBAL_CTRL's enable bits only where IA32_DEBUGCTL.FREEZE_WHILE_SMM is in use: the runs
+    that tried to set it (freeze_while_smm true, or false with the reason it did not stick)."""
+    fr = pmu.get("freeze_while_smm")
+    return family == "intel" and isinstance(fr, bool)
+
+
+def check_smm_restart(w, pmu, family, rep):
+    """SDM Vol. 3B "Freezing counters on SMI": with FREEZE_WHILE_SMM an SMI clears IA32_PERF_GLOBAL_CTRL and RSM
+    sets every enable bit of it to 1. Simulate that SMI at every counter read that follows the window's first
+    global disable after counting ran (the stop's reads, a PEBS drain's counter read): IA32_PERF_GLOBAL_CTRL all
+    ones, so a counter counts iff its PERFEVTSELx EN bit or its IA32_FIXED_CTR_CTRL field is set at that moment.
+    Any such counter would count again between the stop and the read (or overflow with PEBS off during a drain,
+    with no reload): reported. The window's own declarations are not consulted."""
+    if not smm_restart_applies(pmu, family):
+        return
+    core = [e for e in w.events if e["kind"] in ("gp", "fixed")]
+    if not core:
+        return
+    ctr_msrs = set()
+    for e in core:
+        ctr_msrs.add(hx(e["ctr_msr"]))
+        if e["kind"] == "gp":
+            ctr_msrs.add(IA32_A_PMC0 + e["index"])
+    evtsel, fixed_ctrl, glob, ran = {}, 0, 0, False
+    checked, bad = 0, set()
+    for a in w.accesses:
+        if a.op == "write":
+            if IA32_PERFEVTSEL0 <= a.msr < IA32_PERFEVTSEL0 + 8:
+                evtsel[a.msr] = a.value
+            elif a.msr == IA32_FIXED_CTR_CTRL:
+                fixed_ctrl = a.value
+            elif a.msr == IA32_PERF_GLOBAL_CTRL:
+                glob = a.value
+                ran = ran or bool(a.value)
+            continue
+        if not (ran and glob == 0 and a.msr in ctr_msrs):
+            continue
+        checked += 1
+        for e in core:
+            if e["kind"] == "gp":
+                live = evtsel.get(hx(e["ctl_msr"]), 0) & (1 << 22)
+            else:
+                live = (fixed_ctrl >> (4 * e["index"])) & 0x3
+            if live and e["counter"] not in bad:
+                bad.add(e["counter"])
+                rep.err("smm", "%s: %s (%s) still enabled locally when counter 0x%x is read after the global disable: "
+                        "an SMI there restarts it, because RSM sets IA32_PERF_GLOBAL_CTRL (SDM 'Freezing counters on "
+                        "SMI'); clear PERFEVTSELx.EN / the IA32_FIXED_CTR_CTRL field at the stop"
+                        % (w.label(), e["counter"], e["name"], a.msr))
+    if checked and not bad:
+        rep.count("smm_restart_safe")
+
+
 # ---- uncore, northbridge, self-test and document values ----------------------------------------
 # Rules in this section take their expected values from the documents (the register layouts), not from
 # what the kernel declared in pmu_measure: the declared values are compared above as well, so a kernel
@@ -1525,6 +1579,21 @@ def check_selftest_windows(run, windows, pmu, family, rep):
             rep.err("selftest", "offcore check: 0x%x lacks a request or a response bit" % v)
         else:
             rep.count("selftest_offcore_swap")
+        # The value: demand data reads answered by the local DRAM, in the part's own response bit (the chase is on
+        # the CPU's node): Table 12's LOCAL_DRAM, Westmere 06_25's LOCAL_DRAM, 06_2C's LOCAL_DRAM_AND_REMOTE_CACHE_HIT.
+        w0 = off.get("value")
+        table = (w0.events[0].get("table") if w0 is not None and w0.events else None) or ""
+        # Per part as offcore_response_tables: the `wsm` row's 06_25/06_2C tables; 06_2F (wsm_ex) and Nehalem Table 12.
+        wsm = w0 is not None and w0.rec.get("model") == "wsm" and table in OFFCORE_RESPONSE_WSM
+        bits = OFFCORE_RESPONSE_WSM[table][0] if wsm else OFFCORE_RESPONSE
+        table = table if wsm else "Table 12"
+        local = bits.get("LOCAL_DRAM_AND_REMOTE_CACHE_HIT", bits.get("LOCAL_DRAM"))
+        want = (1 << OFFCORE_REQUEST["DMND_DATA_RD"]) | (1 << local)
+        if v is not None and v != want:
+            rep.err("selftest", "offcore check: value 0x%x, the demand-data-read / local-DRAM value is 0x%x (%s; "
+                    "Westmere per part, Intel's event files)" % (v, want, table))
+        elif v is not None:
+            rep.count("selftest_offcore_local_dram")
     # CMASK/INV: the same event with CMASK 1, INV 0 and 1 ([PAG]: their sum is the core cycles), and the cycles.
     for w in done:
         if w.what != "selftest:cmask_inv":
@@ -1595,6 +1664,7 @@ def check_run(run, model=None):
         if w.end is None:
             continue
         check_window(w, family, ds_recs, allocs, pebs_format, rep, state, nhm_reset)
+        check_smm_restart(w, pmu, family, rep)
         check_doc_values(w, pmu, ds_recs, rep)
         check_amd_nb(w, rep)
         check_window_cpu(w, cpus, rep)
