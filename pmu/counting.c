@@ -9,7 +9,6 @@
 #include "build/gen/pmu_events.h"
 #include "pmu/encode.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_selftest.h"
 
 static uint64_t width_mask(unsigned w) { return w >= 64 ? ~0ULL : (1ULL << w) - 1; }
 static uint64_t low_mask64(unsigned n) { return n >= 64 ? ~0ULL : (1ULL << n) - 1; }
@@ -771,7 +770,6 @@ int pmu_counting_prepare(struct pmu_counting *c, const char *events, const char 
     c->label = label;
     if (!events)
         events = K.cfg.events;
-    pmu_selftest_ensure();
     if (!pmu_may_program(PMU_FEAT_COUNTING, &why)) {
         c->why = why;
         return c->status = PMU_COUNTING_UNAVAILABLE;
@@ -936,7 +934,6 @@ bool pmu_cycles_start(uint32_t *rdpmc_idx, const char **why)
     const char *w = NULL;
 
     pmu_cycles_stop();
-    pmu_selftest_ensure();
     if (!pmu_may_program(PMU_FEAT_COUNTING, &w)) {
         if (why)
             *why = w;

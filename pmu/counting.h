@@ -132,8 +132,8 @@ enum {
 };
 
 /* Parse events (comma/blank separated specifiers; NULL = config events=) against the model's
- * tables and schedule them into the fewest groups. Runs the PMU self-test first if it has not run.
- * Returns status (also in c->status). */
+ * tables and schedule them into the fewest groups, on the counters the start-up self-test left
+ * usable (PMU.ctrs; it never runs the self-test). Returns status (also in c->status). */
 int pmu_counting_prepare(struct pmu_counting *c, const char *events, const char *label);
 /* Program and start group g (its last MSR write is the global enable). 0, or -1 if nothing to do. */
 int pmu_counting_begin(struct pmu_counting *c, unsigned group);

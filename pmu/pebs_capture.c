@@ -10,7 +10,6 @@
 #include "pmu/ds.h"
 #include "pmu/encode.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_selftest.h"
 
 /* The DS area and the PEBS buffer live for the whole run once allocated (one BSP user at a time). */
 static struct ds_area *ds;
@@ -141,7 +140,6 @@ int pmu_pebs_begin(struct pmu_pebs_capture *c, const void *buf, size_t bytes, ui
     c->ldlat = ldlat ? ldlat : PMU_PEBS_DEFAULT_LDLAT;
     c->period_requested = period ? period : PMU_PEBS_DEFAULT_PERIOD;
     c->period = pebs_period_clamp(c->period_requested, PEBS_MIN_PERIOD, &c->period_clamped);
-    pmu_selftest_ensure();
     if (!pmu_may_program(PMU_FEAT_PEBS, &why)) {
         c->why = why;
         return -1;

@@ -13,7 +13,7 @@
 #include "pmu/lbr_capture.h"
 #include "pmu/pebs_capture.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_selftest.h"
+#include "pmu/pmu_init.h"
 #include "pmu/uncore_bw.h"
 
 /* Default counting sets: the events the documents name, so the dry-run checker can verify their
@@ -184,9 +184,9 @@ static void lbr_step(void)
 
 void pmu_bench(void)
 {
-    pmu_init(); /* no-op when main already ran it */
+    pmu_probe(); /* no-op when main already ran it */
     caps_record();
-    pmu_selftest_ensure();
+    pmu_init(); /* the self-test, unless start-up already ran it */
     const char *events = K.cfg.events[0] ? K.cfg.events : pmu_default_events();
     counting_step("counting", events, K.cfg.events[0] ? "config" : "default", COUNT_CHASE_BYTES, COUNT_CHASE_LOADS,
                   PMU_FEAT_COUNTING);

@@ -798,9 +798,3 @@ void pmu_selftest_run(void)
     if (any)
         kprintf("\n");
 }
-
-void pmu_selftest_ensure(void)
-{
-    if (PMU.initialized && !PMU.selftest_done)
-        pmu_selftest_run();
-}

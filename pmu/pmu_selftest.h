@@ -4,7 +4,7 @@
 
 #include "kernel/klib.h"
 
-/* Run the self-test once and emit the `pmu_selftest` record (status ok | failed | unavailable, checks
+/* Run the self-test (pmu_init, pmu/pmu_init.h, calls it once at start-up) and emit the `pmu_selftest` record (status ok | failed | unavailable, checks
  * [{name, status, detail, feature, counter, event, counted, expected_lo, expected_hi}], disabled
  * [features]) and its console report: one line per check with the counter, expected and counted.
  * A failed check on one core counter (branches_pmcN, instructions_pmcN, instructions_fixed0,
@@ -32,7 +32,5 @@
  *   uncore_clock         the uncore fixed counter over 1 ms of TSC: 0.05..5 uncore clocks per tick
  * Zero counts fail every check: under pmu_assume (QEMU's silent MSRs) the self-test fails honestly. */
 void pmu_selftest_run(void);
-/* Runs it if it has not run yet (the counting, PEBS and LBR entry points call this). */
-void pmu_selftest_ensure(void);
 
 #endif
