@@ -708,6 +708,53 @@ def check_amd_ctl(w, ev, value, rep):
         rep.count("amd_evtsel_spec")
 
 
+def f15h_allowed(event, umask):
+    """PERF_CTL counters (bit n = PERF_CTLn) family 15h lets an event use: Linux arch/x86/events/amd/core.c
+    amd_get_event_constraints_f15h, typed in from its table (unit = EventSelect[7:4]); 0 = none."""
+    unit = event & 0xF0
+    ones = bin(umask).count("1")
+    if unit in (0x00, 0x10):                                   # FP: PERF_CTL[5:3]
+        if event in (0x003, 0x00B, 0x00D) or (event == 0x000 and umask & 0xF0 and umask & 0x0F) or \
+                (event == 0x004 and ones > 1):
+            return 0x08
+        return 0x38
+    if unit in (0x20, 0x30, 0x40, 0x50, 0xC0):                 # LS, DC, EX/LS: all six, with exceptions
+        if event in (0x023, 0x043, 0x045, 0x046, 0x054, 0x055):
+            return 0x07
+        if event == 0x02D:
+            return 0x08
+        if event == 0x02E:
+            return 0x09
+        if event == 0x031:                                      # one unit-mask bit at a time
+            return 0x07 if ones <= 1 else 0
+        if event == 0x1C0:
+            return 0x38
+        return 0x3F
+    if unit in (0x60, 0x70, 0x80, 0x90, 0xD0):                 # CU, IC/DE, DE: PERF_CTL[2:0], with exceptions
+        if event in (0x08F, 0x187, 0x188):
+            return 0x01
+        if 0x0DB <= event <= 0x0DF or event in (0x1D6, 0x1D8):
+            return 0x3F
+        return 0x07
+    return 0                                                    # 0A0H-0BFH, northbridge 0E0H-0FFH
+
+
+def check_amd_f15h_counter(w, ev, value, ctl, rep):
+    """Family 15h: the core counter an event was programmed on (from its PERF_CTL MSR, MSRC001_0200 + 2n) is one
+    Linux's constraint table allows for its EventSelect and unit mask."""
+    n = (ctl - AMD_EXT_CTL0) // 2
+    event = (value & 0xFF) | (((value >> 32) & 0xF) << 8)
+    umask = (value >> 8) & 0xFF
+    allowed = f15h_allowed(event, umask)
+    if not allowed >> n & 1:
+        rep.err("amd", "%s: %s (%03xH/%02xH) on PERF_CTL%d, family 15h counts it only on %s (Linux "
+                "amd_get_event_constraints_f15h)" % (w.label(), ev["name"], event, umask, n,
+                                                      ", ".join("PERF_CTL%d" % i for i in range(6) if allowed >> i & 1)
+                                                      or "no core counter"))
+    else:
+        rep.count("amd_f15h_counter")
+
+
 def check_p4(w, ev, escr_msr, escr, cccr, rep):
     where = "%s %s on %s" % (w.label(), ev["name"], ev["counter"])
     ev_name, um, _ = split_name(ev["name"])
@@ -954,6 +1001,8 @@ def check_window(w, family, ds_recs, allocs, pebs_format, rep, state, nhm_reset=
                 rep.err("amd", "%s: %s uses CTL 0x%x / CTR 0x%x: neither a legacy pair MSRC001_000n/000(n+4) nor an "
                         "extended pair MSRC001_020(2n)/020(2n+1)" % (label, e["name"], ctl, ctr))
             check_amd_ctl(w, e, wc.value, rep)
+            if w.rec.get("model") == "amd_fam15h" and ext:
+                check_amd_f15h_counter(w, e, wc.value, ctl, rep)
         elif kind == "p4":
             escr_msr = hx(e["escr_msr"])
             we = last_write_before(accs, escr_msr, enable_idx)

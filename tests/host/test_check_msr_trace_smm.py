@@ -1,4 +1,5 @@
-"""scripts/check_msr_trace.py: the SMI-restart rule (SDM Vol. 3B "Freezing counters on SMI"), on synthetic logs.
+"""scripts/check_msr_trace.py: the SMI-restart rule (SDM Vol. 3B "Freezing counters on SMI") and the family 15h
+counter constraints, on synthetic logs.
 
 With IA32_DEBUGCTL.FREEZE_WHILE_SMM an SMI clears IA32_PERF_GLOBAL_CTRL and RSM sets every enable bit of it to 1.
 The checker simulates that SMI at every counter read after a window's global disable: a counter still enabled in
@@ -127,3 +128,52 @@ def test_rule_applies_only_where_freeze_while_smm_is_used():
     log.recs[0]["pmu"]["freeze_while_smm"] = "not supported (PERF_CAPABILITIES[12] clear)"
     rep = log.check()
     assert not errors_of(rep, "smm") and "smm_restart_safe" not in rep.counts
+
+
+# ---- family 15h counter constraints (the same file: this round's dry-run rules) ---------------------------------
+
+def f15h_log(placed):
+    """One family 15h counting window on the extended counters: placed = [(name, PERF_CTL index, control value)]."""
+    log = Log("amd_fam15h", 0)
+    evs = [{"name": n, "table": "amd_fam15h", "kind": "amd", "counter": "ctr%d" % i, "index": i, "width": 48,
+            "ctl_msr": hx(0xC0010200 + 2 * i), "ctr_msr": hx(0xC0010201 + 2 * i), "ctl": hx(v), "extra_msr": None,
+            "escr_msr": None, "preload": "0x0"} for (n, i, v) in placed]
+    mid = log.measure("counting", evs, model="amd_fam15h")
+    for (_, i, v) in placed:
+        log.w(0xC0010200 + 2 * i, v & ~EN)
+        log.w(0xC0010201 + 2 * i, 0)
+    for (_, i, v) in placed:
+        log.w(0xC0010200 + 2 * i, v)
+    for (_, i, v) in placed:
+        log.w(0xC0010200 + 2 * i, v & ~EN)
+    for (_, i, _) in placed:
+        log.r(0xC0010201 + 2 * i)
+    for (_, i, _) in placed:
+        log.w(0xC0010200 + 2 * i, 0)
+    log.end(mid)
+    return log
+
+
+USR_OS_EN = 0x430000
+
+
+def test_family_15h_counter_constraints():
+    """The issue's six events: cycles (076H), dispatch stalls (0D1H), L2 misses (07EH) on PERF_CTL0-2 pass; on
+    PERF_CTL3-5, where the old scheduler put them as the 4th-6th events, each is reported."""
+    good = [("RETIRED_INSTRUCTIONS", 3, USR_OS_EN | 0xC0), ("RETIRED_BRANCH_INSTRUCTIONS", 4, USR_OS_EN | 0xC2),
+            ("DATA_CACHE_ACCESSES", 5, USR_OS_EN | 0x40), ("CPU_CLK_UNHALTED", 0, USR_OS_EN | 0x76),
+            ("DISPATCH_STALLS", 1, USR_OS_EN | 0xD1), ("L2_CACHE_MISS:ALL", 2, USR_OS_EN | 0x177E)]
+    rep = f15h_log(good).check()
+    assert not [e for e in rep.errors if "amd_get_event_constraints_f15h" in e], rep.errors
+    assert rep.counts["amd_f15h_counter"] == 6
+    old = [("RETIRED_INSTRUCTIONS", 0, USR_OS_EN | 0xC0), ("RETIRED_BRANCH_INSTRUCTIONS", 1, USR_OS_EN | 0xC2),
+           ("DATA_CACHE_ACCESSES", 2, USR_OS_EN | 0x40), ("CPU_CLK_UNHALTED", 3, USR_OS_EN | 0x76),
+           ("DISPATCH_STALLS", 4, USR_OS_EN | 0xD1), ("L2_CACHE_MISS:ALL", 5, USR_OS_EN | 0x177E)]
+    errs = [e for e in f15h_log(old).check().errors if "amd_get_event_constraints_f15h" in e]
+    assert len(errs) == 3 and all("PERF_CTL0, PERF_CTL1, PERF_CTL2" in e for e in errs), errs
+    # Exceptions: 1C0H (EventSelect[11:8] in bits 35:32) only on [5:3]; 08FH only on PERF_CTL0; 031H with two
+    # unit-mask bits on none.
+    assert [e for e in f15h_log([("r1000000c0", 0, USR_OS_EN | (1 << 32) | 0xC0)]).check().errors
+            if "PERF_CTL3, PERF_CTL4, PERF_CTL5" in e]
+    assert f15h_log([("r008f", 0, USR_OS_EN | 0x8F)]).check().counts["amd_f15h_counter"] == 1
+    assert [e for e in f15h_log([("r0331", 0, USR_OS_EN | 0x0331)]).check().errors if "no core counter" in e]
