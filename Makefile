@@ -181,7 +181,8 @@ test_pmu_model.links        := pmu/pmu_model.c pmu/encode.c
 test_pmu_errata.links       := pmu/pmu_model.c pmu/encode.c pmu/pebs.c
 test_pmu_pebs.links         := pmu/pebs.c
 test_pmu_lbr.links          := pmu/lbr.c
-test_selftest_judge.links   := pmu/selftest_judge.c kernel/fmt.c pmu/event.c pmu/encode.c $(GEN)/pmu_events.c
+test_selftest_judge.links   := pmu/selftest_judge.c kernel/fmt.c pmu/event.c pmu/encode.c pmu/pmu_model.c \
+                               $(GEN)/pmu_events.c
 test_lat_plan.links         := bench/lat_plan.c bench/cache_sizes.c kernel/fmt.c
 test_bw_kernels.links       := bench/bw_kernels.c
 test_bw_smbios.links        := bench/bw_smbios.c kernel/fmt.c

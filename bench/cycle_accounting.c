@@ -315,7 +315,7 @@ const char *const ca_ev_cycles[] = {
 /* Retired instructions (the snippet benchmark's per-iteration count). */
 const char *const ca_ev_instructions[] = {
     CA_ON(CA_T_NHM, "INSTRUCTIONS_RETIRED"),   /* [PAG] Table 1 INST_RETIRED.ANY: fixed ctr 0 / C0H/00H */
-    CA_ON(CA_T_NHM, "INST_RETIRED:ANY_P"),     /* C0H/01H, general counter */
+    CA_ON(CA_T_NHM, "INST_RETIRED:ANY_P"),     /* general counter: C0H/00H in libpfm4's nhm table, C0H/01H in wsm */
     CA_ON(CA_T_ARCH, "INSTRUCTION_RETIRED"),   /* SDM Table 18-1: C0H/00H */
     CA_ON(CA_T_AMD, "RETIRED_INSTRUCTIONS"),   /* [AMD] retired instructions: C0H */
     CA_ON(CA_T_ZEN, "RETIRED_INSTRUCTIONS"),   /* C0H */

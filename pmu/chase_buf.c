@@ -3,8 +3,9 @@
 #include "measure/chain.h"
 #include "kernel/kernel.h"
 #include "kernel/pmm.h"
+#include "kernel/smp.h"
 
-int pmu_chase_alloc(struct pmu_chase *c, size_t bytes, uint64_t seed, const char *why)
+int pmu_chase_alloc(struct pmu_chase *c, size_t bytes, uint64_t seed, int node, const char *why)
 {
     struct chain_params p;
     size_t scratch;
@@ -19,9 +20,14 @@ int pmu_chase_alloc(struct pmu_chase *c, size_t bytes, uint64_t seed, const char
     scratch = chain_scratch_bytes(&p);
     if (bytes == 0 || (bytes & 4095) || scratch == SIZE_MAX)
         return -1;
+    if (node == PMU_CHASE_LOCAL_NODE) {
+        const struct smp_cpu *me = smp_cpu(smp_current_index());
+        node = me ? me->node : -1;
+    }
     uint64_t total = ALIGN_UP((uint64_t)bytes + scratch, 4096);
-    if (!K.pmm || pmm_alloc_tagged(K.pmm, total, 4096, -1, why, &phys) != PMM_OK)
+    if (!K.pmm || pmm_alloc_tagged(K.pmm, total, 4096, node, why, &phys) != PMM_OK)
         return -1;
+    c->node = node;
     c->buf = (void *)(uintptr_t)phys;
     c->phys = phys;
     c->alloc_bytes = total;

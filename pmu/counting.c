@@ -9,7 +9,6 @@
 #include "build/gen/pmu_events.h"
 #include "pmu/encode.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_selftest.h"
 
 static uint64_t width_mask(unsigned w) { return w >= 64 ? ~0ULL : (1ULL << w) - 1; }
 static uint64_t low_mask64(unsigned n) { return n >= 64 ? ~0ULL : (1ULL << n) - 1; }
@@ -573,8 +572,13 @@ void pmu_group_start(struct pmu_group *g)
     if (uses(g, PMU_SLOT_UNCORE_GP) || uses(g, PMU_SLOT_UNCORE_FIXED))
         wr(g, MSR_UNCORE_PERF_GLOBAL_CTRL, uncore_mask(g));
     for (unsigned i = 0; i < g->n; i++)
-        if (locally_enabled(g->s[i].kind))
+        if (locally_enabled(g->s[i].kind) || (g->local_off && g->s[i].kind == PMU_SLOT_INTEL_GP))
             wr(g, g->s[i].ctl_msr, g->s[i].ctl | local_en(g->s[i].kind));
+    if (g->local_off && uses(g, PMU_SLOT_INTEL_FIXED))
+        wr(g, MSR_IA32_FIXED_CTR_CTRL, fixed_ctrl_value(g));
+    if (g->local_off && g->pebs)
+        wr(g, MSR_IA32_PEBS_ENABLE, g->pebs_enable); /* last before the enable, as pmu_group_stop cleared it */
+    g->local_off = false;
     if (amd_global())
         wr(g, MSR_AMD64_PERF_CNTR_GLOBAL_CTL, amd_global_mask(g));
     if (core_global(g))
@@ -588,11 +592,29 @@ void pmu_group_stop(struct pmu_group *g)
         return;
     if (core_global(g))
         wr(g, MSR_IA32_PERF_GLOBAL_CTRL, 0); /* first: counting stops here */
+    /* [NHM] 3.1.3: an armed PEBS assist fires on the next event even after the global disable; with
+     * PEBS_EN clear it cannot. At once, before anything else (the drain reads the buffer after this). */
+    if (g->pebs && core_global(g))
+        wr(g, MSR_IA32_PEBS_ENABLE, 0);
     if (amd_global())
         wr(g, MSR_AMD64_PERF_CNTR_GLOBAL_CTL, 0);
+    /* SDM Vol. 3B "Freezing counters on SMI": with IA32_DEBUGCTL.FREEZE_WHILE_SMM the SMI clears
+     * IA32_PERF_GLOBAL_CTRL and RSM sets its enable bits to 1 - not to what they were. A counter still
+     * enabled in its PERFEVTSELx or IA32_FIXED_CTR_CTRL would count again from the RSM: extra counts
+     * before the read, and during a PEBS poll drain (IA32_PEBS_ENABLE clear) an overflow with no assist
+     * and no reload, which ends the sampling. So the local enables go too; pmu_group_start restores
+     * them. (docs/pmu.md, Errata: "SMI restart after RSM".) */
+    bool intel_local = core_global(g);
     for (unsigned i = 0; i < g->n; i++)
-        if (locally_enabled(g->s[i].kind))
+        if (locally_enabled(g->s[i].kind) || (intel_local && g->s[i].kind == PMU_SLOT_INTEL_GP))
             wr(g, g->s[i].ctl_msr, g->s[i].ctl & ~local_en(g->s[i].kind));
+    if (intel_local && uses(g, PMU_SLOT_INTEL_FIXED))
+        wr(g, MSR_IA32_FIXED_CTR_CTRL, 0);
+    g->local_off = intel_local;
+    /* An SMI between the global disable and the writes above restarted the counters for those few
+     * writes; RSM leaves IA32_PERF_GLOBAL_CTRL non-zero, which says so. */
+    if (intel_local && PMU.smm_freeze > 0 && rd(g, MSR_IA32_PERF_GLOBAL_CTRL, NULL) != 0)
+        g->smm_restart = true;
     if (uses(g, PMU_SLOT_UNCORE_GP) || uses(g, PMU_SLOT_UNCORE_FIXED))
         wr(g, MSR_UNCORE_PERF_GLOBAL_CTRL, 0);
     g->running = false;
@@ -748,7 +770,6 @@ int pmu_counting_prepare(struct pmu_counting *c, const char *events, const char 
     c->label = label;
     if (!events)
         events = K.cfg.events;
-    pmu_selftest_ensure();
     if (!pmu_may_program(PMU_FEAT_COUNTING, &why)) {
         c->why = why;
         return c->status = PMU_COUNTING_UNAVAILABLE;
@@ -775,8 +796,13 @@ int pmu_counting_prepare(struct pmu_counting *c, const char *events, const char 
         spec[n] = 0;
         p += n;
         char err[200];
-        if (!nt || pmu_event_parse(t, nt, spec, &c->ev[c->nev], err, sizeof(err)) != PMU_EV_OK) {
-            fmt_snprintf(c->err, sizeof(c->err), "events: %s", nt ? err : "this PMU model has no event table");
+        int prc = nt ? pmu_event_parse(t, nt, spec, &c->ev[c->nev], err, sizeof(err)) : PMU_EV_ERR_SYNTAX;
+        if (prc != PMU_EV_OK) {
+            /* A counter refusal names the event here (the parser's other errors quote it themselves). */
+            if (prc == PMU_EV_ERR_NO_COUNTER)
+                fmt_snprintf(c->err, sizeof(c->err), "events: %s: %s", spec, err);
+            else
+                fmt_snprintf(c->err, sizeof(c->err), "events: %s", nt ? err : "this PMU model has no event table");
             return c->status = PMU_COUNTING_ERROR;
         }
         if (arch_gate(&c->ev[c->nev], err, sizeof(err)) != 0) {
@@ -843,6 +869,10 @@ void pmu_counting_end(struct pmu_counting *c, unsigned group)
         c->valid = false;
         c->why = "an MSR access faulted";
     }
+    if (c->g.smm_restart && c->valid) {
+        c->valid = false;
+        c->why = "an SMI during the stop restarted the counters (RSM sets IA32_PERF_GLOBAL_CTRL)";
+    }
     pmu_group_release(&c->g);
 }
 
@@ -904,7 +934,6 @@ bool pmu_cycles_start(uint32_t *rdpmc_idx, const char **why)
     const char *w = NULL;
 
     pmu_cycles_stop();
-    pmu_selftest_ensure();
     if (!pmu_may_program(PMU_FEAT_COUNTING, &w)) {
         if (why)
             *why = w;

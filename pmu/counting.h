@@ -57,6 +57,8 @@ struct pmu_group {
     uint64_t unc_status; /* MSR_UNCORE_PERF_GLOBAL_STATUS read after stop */
     unsigned faults;     /* MSR accesses that faulted */
     bool programmed, running;
+    bool local_off;      /* stopped with the Intel per-counter enables cleared (pmu_group_stop) */
+    bool smm_restart;    /* IA32_PERF_GLOBAL_CTRL read back non-zero after a stop: an SMI's RSM set it */
 };
 
 void pmu_group_init(struct pmu_group *g, const char *what, const char *label);
@@ -76,9 +78,15 @@ int pmu_group_program(struct pmu_group *g);
 void pmu_group_record(const struct pmu_group *g, int cpu, int socket);
 /* Whether the group has uncore counters (general or fixed). */
 bool pmu_group_uses_uncore(const struct pmu_group *g);
-/* Enable: uncore global, local enables (AMD, NetBurst, perfmon v1), then IA32_PERF_GLOBAL_CTRL last. */
+/* Enable: uncore global, local enables (AMD, NetBurst, perfmon v1; after a stop also the Intel
+ * PERFEVTSELx EN bits and IA32_FIXED_CTR_CTRL), then IA32_PERF_GLOBAL_CTRL last. */
 void pmu_group_start(struct pmu_group *g);
-/* Disable: IA32_PERF_GLOBAL_CTRL first, then the local enables and the uncore global control. */
+/* Disable: IA32_PERF_GLOBAL_CTRL first, then every local enable - the Intel PERFEVTSELx EN bits and
+ * IA32_FIXED_CTR_CTRL too, because with FREEZE_WHILE_SMM an SMI's RSM sets every IA32_PERF_GLOBAL_CTRL
+ * enable bit (SDM Vol. 3B "Freezing counters on SMI") and would restart any counter still locally
+ * enabled, between the stop and the read or during a PEBS drain - and the uncore global control. With
+ * FREEZE_WHILE_SMM on, IA32_PERF_GLOBAL_CTRL is read back last: non-zero sets smm_restart (an SMI in
+ * the few cycles between the global disable and the local ones). */
 void pmu_group_stop(struct pmu_group *g);
 /* Read status and every counter (after stop); fills raw/value/overflowed. */
 void pmu_group_read(struct pmu_group *g);
@@ -124,8 +132,8 @@ enum {
 };
 
 /* Parse events (comma/blank separated specifiers; NULL = config events=) against the model's
- * tables and schedule them into the fewest groups. Runs the PMU self-test first if it has not run.
- * Returns status (also in c->status). */
+ * tables and schedule them into the fewest groups, on the counters the start-up self-test left
+ * usable (PMU.ctrs; it never runs the self-test). Returns status (also in c->status). */
 int pmu_counting_prepare(struct pmu_counting *c, const char *events, const char *label);
 /* Program and start group g (its last MSR write is the global enable). 0, or -1 if nothing to do. */
 int pmu_counting_begin(struct pmu_counting *c, unsigned group);

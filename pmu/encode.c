@@ -1,5 +1,6 @@
 /* encode.c - bit-exact builders for PMU control-register values. */
 #include "pmu/encode.h"
+#include "pmu/event.h"
 
 uint64_t pmu_enc_perfevtsel(const struct pmu_evtsel *f)
 {
@@ -222,6 +223,100 @@ uint64_t pmu_enc_amd_evtsel(const struct pmu_amd_evtsel *f)
     if (f->host_only)
         v |= AMD_PERF_CTL_HOST_ONLY;
     return v;
+}
+
+static unsigned popcount8(uint8_t v)
+{
+    unsigned n = 0;
+    for (; v; v &= (uint8_t)(v - 1))
+        n++;
+    return n;
+}
+
+/* Linux amd_get_event_constraints_f15h's masks (amd_f15_PMC0/PMC20/PMC3/PMC30/PMC50/PMC53). */
+#define F15H_PMC0 0x01ULL
+#define F15H_PMC20 0x07ULL
+#define F15H_PMC3 0x08ULL
+#define F15H_PMC30 0x09ULL
+#define F15H_PMC50 0x3fULL
+#define F15H_PMC53 0x38ULL
+
+static uint64_t f15h_mask(uint16_t ev, uint8_t umask, const char **why)
+{
+    switch (ev & 0xf0) {
+    case 0x00: /* FP */
+    case 0x10:
+        if (ev == 0x003 || ev == 0x00b || ev == 0x00d)
+            return F15H_PMC3;
+        if (ev == 0x000 && (umask & 0xf0) && (umask & 0x0f))
+            return F15H_PMC3;
+        if (ev == 0x004 && popcount8(umask) > 1)
+            return F15H_PMC3;
+        return F15H_PMC53;
+    case 0x20: /* LS */
+    case 0x30:
+    case 0x40: /* DC */
+    case 0x50:
+    case 0xc0: /* EX/LS */
+        switch (ev) {
+        case 0x023:
+        case 0x043:
+        case 0x045:
+        case 0x046:
+        case 0x054:
+        case 0x055:
+            return F15H_PMC20;
+        case 0x02d:
+            return F15H_PMC3;
+        case 0x02e:
+            return F15H_PMC30;
+        case 0x031:
+            if (popcount8(umask) <= 1)
+                return F15H_PMC20;
+            *why = "family 15h counts event 031H with one unit-mask bit at a time (Linux "
+                   "amd_get_event_constraints_f15h)";
+            return 0;
+        case 0x1c0:
+            return F15H_PMC53;
+        default:
+            return F15H_PMC50;
+        }
+    case 0x60: /* CU */
+    case 0x70:
+    case 0x80: /* IC/DE */
+    case 0x90:
+    case 0xd0: /* DE */
+        if (ev == 0x08f || ev == 0x187 || ev == 0x188)
+            return F15H_PMC0;
+        if ((ev >= 0x0db && ev <= 0x0df) || ev == 0x1d6 || ev == 0x1d8)
+            return F15H_PMC50;
+        return F15H_PMC20;
+    case 0xe0: /* NB */
+    case 0xf0:
+        *why = "family 15h counts northbridge events (0E0H-0FFH) on NB_PERF_CTL only: use the amd_fam15h_nb table";
+        return 0;
+    default:
+        *why = "family 15h has no core counter for events 0A0H-0BFH (Linux amd_get_event_constraints_f15h)";
+        return 0;
+    }
+}
+
+uint64_t pmu_cnt_rule_mask(unsigned rule, uint16_t event, uint8_t umask, uint64_t gp_mask, const char **why)
+{
+    const char *w = NULL;
+    uint64_t m = gp_mask;
+    if (rule == PMU_CNT_RULE_AMD_F15H) {
+        m = gp_mask & f15h_mask(event, umask, &w);
+        if (!m && !w)
+            w = "the family 15h counters that can count it are not present";
+    } else if (rule == PMU_CNT_RULE_AMD_PAIR && event == 0x003) {
+        m = 0;
+        w = "event 003H counts up to 64 per cycle and needs an even/odd counter pair with the Merge event (0FFFH) "
+            "on the odd one (Linux amd_is_pair_event_code); pmubench does not program counter pairs";
+    }
+    if (why)
+        *why = m ? NULL : w;
+    return m;
 }
 
 void pmu_dec_amd_evtsel(uint64_t v, struct pmu_amd_evtsel *f)

@@ -85,6 +85,21 @@ struct pmu_amd_evtsel {
 uint64_t pmu_enc_amd_evtsel(const struct pmu_amd_evtsel *f);
 void pmu_dec_amd_evtsel(uint64_t v, struct pmu_amd_evtsel *f);
 
+/* Per-event counter constraints of an AMD core PMU (enum pmu_cnt_rule in pmu/event.h; the generator
+ * applies them to every row, the parser again to the final event/unit mask, raw events included).
+ *   PMU_CNT_RULE_AMD_F15H  family 15h, Linux arch/x86/events/amd/core.c amd_get_event_constraints_f15h:
+ *     by the event's unit (EventSelect[7:4]): FP 000H-01FH PERF_CTL[5:3] (003H, 00BH, 00DH only [3];
+ *     000H with unit-mask bits in both nibbles and 004H with more than one bit: [3]); LS/DC/EX
+ *     020H-05FH, 0C0H-0CFH all six, except 023H, 043H, 045H, 046H, 054H, 055H [2:0], 02DH [3], 02EH
+ *     [3,0], 031H [2:0] with one unit-mask bit (none with more), 1C0H [5:3]; CU/IC/DE 060H-09FH and
+ *     0D0H-0DFH [2:0], except 08FH, 187H, 188H [0] and 0DBH-0DFH, 1D6H, 1D8H all six; 0A0H-0BFH and the
+ *     northbridge 0E0H-0FFH none (NB events count on NB_PERF_CTL, table amd_fam15h_nb).
+ *   PMU_CNT_RULE_AMD_PAIR  family 17h and later (Linux amd_core_pmu_init, amd_is_pair_event_code):
+ *     003H (retired SSE/AVX FLOPs, up to 64 per cycle) needs an even counter paired with the Merge event
+ *     (0FFFH) on the next odd one; this layer does not program the pair, so none.
+ * Returns the counters of gp_mask (bit i = PERF_CTRi) the event may use; 0 with *why set when none. */
+uint64_t pmu_cnt_rule_mask(unsigned rule, uint16_t event, uint8_t umask, uint64_t gp_mask, const char **why);
+
 /* NetBurst ESCR / CCCR words ([P4], msr_pmu.h tables). */
 struct pmu_p4_escr {
     uint8_t event_select; /* 6 bits */

@@ -641,7 +641,13 @@ static int encode_amd(const struct pmu_event_table *t, const struct combined *c,
     }
     out->evtsel = pmu_enc_amd_evtsel(&f);
     out->cls = t->kind == PMU_TBL_KIND_AMD_NB ? PMU_CLS_AMD_NB : PMU_CLS_CORE;
-    out->cntmask = c->cntmask;
+    /* The rule again on the final event and unit mask: OR-ed unit masks and raw values can narrow it. */
+    const char *why = NULL;
+    out->cntmask = c->cntmask & pmu_cnt_rule_mask(t->cnt_rule, f.event, f.umask, PMU_CNT_GP_MASK, &why);
+    if (!out->cntmask && why) {
+        sb_puts(e, why);
+        return PMU_EV_ERR_NO_COUNTER;
+    }
     return 0;
 }
 

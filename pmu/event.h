@@ -50,6 +50,13 @@ struct pmu_event_desc {
     uint64_t cntmask;    /* counters the event may use */
 };
 
+/* Counter constraints that depend on the event code and unit mask (pmu_cnt_rule_mask, pmu/encode.h). */
+enum pmu_cnt_rule {
+    PMU_CNT_RULE_NONE = 0, /* cntmask of the rows is all there is */
+    PMU_CNT_RULE_AMD_F15H, /* AMD family 15h core: Linux amd_get_event_constraints_f15h */
+    PMU_CNT_RULE_AMD_PAIR, /* AMD family 17h+: large-increment events need a counter pair */
+};
+
 struct pmu_event_table {
     const char *name;        /* our name: "nhm", "nhm_unc", "wsm_dp", "amd_fam10h", "netburst", ... */
     const char *source;      /* libpfm4 PMU it was generated from, or the manual table */
@@ -60,6 +67,7 @@ struct pmu_event_table {
     uint8_t fixed_counters;
     const struct pmu_event_desc *events;
     uint32_t count;
+    uint8_t cnt_rule;        /* enum pmu_cnt_rule */
 };
 
 /* The tables themselves are generated: build/gen/pmu_events.h declares pmu_event_tables[] and

@@ -5,7 +5,6 @@
 #include "kernel/fmt.h"
 #include "pmu/known_loop.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_selftest.h"
 
 int pmu_lbr_begin(struct pmu_lbr_capture *c, uint32_t capture)
 {
@@ -13,7 +12,6 @@ int pmu_lbr_begin(struct pmu_lbr_capture *c, uint32_t capture)
     const char *why = NULL;
     uint64_t v = 0;
 
-    pmu_selftest_ensure();
     memset(c, 0, sizeof(*c));
     c->status = -1;
     if (!pmu_may_program(PMU_FEAT_LBR, &why)) {

@@ -232,6 +232,27 @@ const struct pebs_dse_info *pebs_dse(uint64_t dse)
     return &pebs_dse_table[dse & 0xf];
 }
 
+/* Per-model rows that replace pebs_dse_table's (a new model is a new row). */
+static const struct {
+    uint8_t family, model;
+    struct pebs_dse_info info;
+} dse_patches[] = {
+    {6, 0x2e,
+     {0x7, "l3_hit_snoop_hitm",
+      "LLC Snoop HitM: hit the LLC, serviced by another core's cross-core snoop that found a modified copy "
+      "(SDM Table 18-24, 06_2E)",
+      PEBS_T2_L3_MODIFIED, false, false}},
+};
+
+const struct pebs_dse_info *pebs_dse_model(unsigned family, unsigned model, uint64_t dse)
+{
+    unsigned code = (unsigned)(dse & 0xf);
+    for (size_t i = 0; i < ARRAY_SIZE(dse_patches); i++)
+        if (dse_patches[i].family == family && dse_patches[i].model == model && dse_patches[i].info.code == code)
+            return &dse_patches[i].info;
+    return &pebs_dse_table[code];
+}
+
 /* ---- histograms ----------------------------------------------------------------------------- */
 
 void pebs_hist_init(struct pebs_lat_hist *h)

@@ -106,7 +106,14 @@ struct pebs_t2_info {
 
 extern const struct pebs_dse_info pebs_dse_table[16];
 extern const struct pebs_t2_info pebs_t2_table[PEBS_T2_ROWS];
-const struct pebs_dse_info *pebs_dse(uint64_t dse); /* uses bits 3:0 */
+const struct pebs_dse_info *pebs_dse(uint64_t dse); /* uses bits 3:0; the model-independent table */
+/* The data source of a record on one CPU model (display family/model, SDM CPUID.1 rules): pebs_dse_table
+ * patched per model, as Linux patches its pebs_data_source (intel_pmu_pebs_data_source_nhm). 07H is
+ * "LLC Snoop HitM" only on 06_2E (Nehalem-EX; SDM Vol. 3B Table 18-24 note 1: "supported only for ...
+ * 06_2A, and 06_2E; otherwise it is reserved") and reserved on 06_1A/1E/1F/25/2C/2F ([NHM] Table 16,
+ * [PAG] Table 5 "encoding not supported"). Linux gives 07H HITM on every Nehalem/Westmere; the SDM's
+ * footnote is followed here. */
+const struct pebs_dse_info *pebs_dse_model(unsigned family, unsigned model, uint64_t dse);
 
 /* ---- latency histogram per data source ----------------------------------------------------- */
 

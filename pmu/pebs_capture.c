@@ -10,7 +10,6 @@
 #include "pmu/ds.h"
 #include "pmu/encode.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_selftest.h"
 
 /* The DS area and the PEBS buffer live for the whole run once allocated (one BSP user at a time). */
 static struct ds_area *ds;
@@ -85,12 +84,6 @@ static void ds_record(const char *why, uint64_t stray)
     pmu_rec_end();
 }
 
-static void pebs_wr(struct pmu_pebs_capture *c, uint64_t v)
-{
-    if (wrmsr_safe(MSR_IA32_PEBS_ENABLE, v) != MSR_OK)
-        c->g.faults++;
-}
-
 /* The PEBS counter right after the global disable (the stray-record test needs it). */
 static uint64_t pebs_counter_now(struct pmu_pebs_capture *c)
 {
@@ -147,7 +140,6 @@ int pmu_pebs_begin(struct pmu_pebs_capture *c, const void *buf, size_t bytes, ui
     c->ldlat = ldlat ? ldlat : PMU_PEBS_DEFAULT_LDLAT;
     c->period_requested = period ? period : PMU_PEBS_DEFAULT_PERIOD;
     c->period = pebs_period_clamp(c->period_requested, PEBS_MIN_PERIOD, &c->period_clamped);
-    pmu_selftest_ensure();
     if (!pmu_may_program(PMU_FEAT_PEBS, &why)) {
         c->why = why;
         return -1;
@@ -216,10 +208,12 @@ void pmu_pebs_poll(struct pmu_pebs_capture *c, bool force)
     uint64_t used = ((volatile struct ds_area *)ds)->pebs_index - ((volatile struct ds_area *)ds)->pebs_buffer_base;
     if (!force && used < (uint64_t)(PMU_PEBS_RECORDS / 2) * rec_size)
         return;
-    pmu_group_stop(&c->g); /* global disable before touching the buffer */
-    pebs_wr(c, 0);         /* [NHM] 3.1.3: an armed assist would still fire; with PEBS_EN clear it cannot */
+    /* The stop clears IA32_PEBS_ENABLE right after the global disable ([NHM] 3.1.3: an armed assist would
+     * still fire) and the counter's EN bit (an SMI's RSM sets IA32_PERF_GLOBAL_CTRL: without it the
+     * counter would run, overflow with PEBS off, get no reload and end the sampling); the start restores
+     * both, IA32_PEBS_ENABLE last before the global enable. */
+    pmu_group_stop(&c->g);
     drain(c, pebs_counter_now(c));
-    pebs_wr(c, c->g.pebs_enable);
     pmu_group_start(&c->g);
 }
 
@@ -227,8 +221,7 @@ void pmu_pebs_end(struct pmu_pebs_capture *c)
 {
     if (!c->active)
         return;
-    pmu_group_stop(&c->g);
-    pebs_wr(c, 0); /* [NHM] 3.1.3, as in pmu_pebs_poll */
+    pmu_group_stop(&c->g); /* IA32_PEBS_ENABLE cleared too, as in pmu_pebs_poll */
     pmu_group_read(&c->g);
     c->counter = c->g.s[0].raw;
     drain(c, c->g.s[0].raw);
@@ -301,7 +294,7 @@ void pmu_pebs_emit(const struct pmu_pebs_capture *c, const char *row)
     for (unsigned s = 0; s < 16; s++) {
         if (!c->hist.count[s])
             continue;
-        const struct pebs_dse_info *d = &pebs_dse_table[s];
+        const struct pebs_dse_info *d = pebs_dse_model(PMU.caps.cpu_family, PMU.caps.cpu_model, s);
         struct json *j = pmu_rec_begin("pebs_latency");
         common_keys(j, c, row);
         json_kv_str(j, "source", d->name);

@@ -197,7 +197,7 @@ static void smm_freeze_setup(void)
     PMU.smm_freeze_why = NULL;
 }
 
-void pmu_init(void)
+void pmu_probe(void)
 {
     if (PMU.initialized)
         return;

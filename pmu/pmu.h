@@ -50,8 +50,9 @@ extern struct pmu_state PMU;
 /* Detection, once, before the run record (app/main.c). Reads IA32_MISC_ENABLE and, only when
  * CPUID.1:ECX.PDCM is set, IA32_PERF_CAPABILITIES, both with rdmsr_safe. With config trace_msr=1
  * it also starts the kernel's msr_trace (kernel/msr.h). pmu_assume=MODEL takes that model row's
- * capabilities. */
-void pmu_init(void);
+ * capabilities. The self-test is not run here: pmu_init (pmu/pmu_init.h) does that, after the run
+ * record. */
+void pmu_probe(void);
 
 /* The run record's "pmu" object: vendor, model, version, gp_counters, gp_width, fixed_counters,
  * fixed_width, pebs, pebs_format, load_latency, lbr_format, lbr_depth, offcore, uncore,

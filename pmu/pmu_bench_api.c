@@ -6,7 +6,6 @@
 #include "pmu/msr_pmu.h"
 #include "pmu/pebs_capture.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_selftest.h"
 
 /* ---- core cycles ---------------------------------------------------------------------------------- */
 
@@ -25,7 +24,6 @@ bool pmu_core_cycles_read(uint64_t *value)
     const char *why;
     if (!pmu_core_cycles_method() || pmu_cpu_index() != 0)
         return false;
-    pmu_selftest_ensure();
     if (!pmu_figures_valid(PMU_FEAT_COUNTING, &why))
         return false;
     if (!pmu_cycles_running()) {

@@ -13,7 +13,7 @@
 #include "pmu/lbr_capture.h"
 #include "pmu/pebs_capture.h"
 #include "pmu/pmu.h"
-#include "pmu/pmu_selftest.h"
+#include "pmu/pmu_init.h"
 #include "pmu/uncore_bw.h"
 
 /* Default counting sets: the events the documents name, so the dry-run checker can verify their
@@ -37,19 +37,11 @@
 #define ARCH_EVENTS                                                                                        \
     "INSTRUCTION_RETIRED,UNHALTED_CORE_CYCLES,UNHALTED_REFERENCE_CYCLES,LLC_REFERENCES,LLC_MISSES,"         \
     "BRANCH_INSTRUCTIONS_RETIRED,MISPREDICTED_BRANCH_RETIRED"
-/* [NHM] Table 12 request/response pairs: demand data reads from local DRAM (4001H) and from the LLC
- * without snoop (0101H), demand RFOs answered HITM by another core (0402H). Westmere renumbers the DRAM
- * response bits, and not the same way on every part (libpfm4's tables, Intel's event files): Westmere-EP
- * 06_2C (table wsm_dp) has bit 12 LOCAL_DRAM_AND_REMOTE_CACHE_HIT (1001H), Westmere 06_25 (table wsm) bit
- * 13 LOCAL_DRAM (2001H); the DRAM request is named from the table in use. Nehalem has OFFCORE_RSP_0 only
- * (three groups); Westmere moves one request to OFFCORE_RSP_1 (event BBH). */
-#define NHM_OFFCORE_EVENTS                                                                                 \
-    "OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM,OFFCORE_RESPONSE_0:DMND_DATA_RD:UNCORE_HIT,"                \
-    "OFFCORE_RESPONSE_0:DMND_RFO:OTHER_CORE_HITM"
-#define WSM_DP_OFFCORE_EVENTS                                                                              \
-    "OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM_AND_REMOTE_CACHE_HIT,OFFCORE_RESPONSE_0:DMND_DATA_RD:UNCORE_HIT," \
-    "OFFCORE_RESPONSE_0:DMND_RFO:OTHER_CORE_HITM"
-#define WSM_OFFCORE_EVENTS NHM_OFFCORE_EVENTS /* 06_25: LOCAL_DRAM is the name again (bit 13 there) */
+/* [NHM] Table 12 request/response pairs: demand data reads from local DRAM (pmu_offcore_local_dram_event:
+ * the part's own response bit, Westmere renumbered them), from the LLC without snoop (0101H), demand RFOs
+ * answered HITM by another core (0402H). Nehalem has OFFCORE_RSP_0 only (three groups); Westmere moves one
+ * request to OFFCORE_RSP_1 (event BBH). The chase buffer is on this CPU's node, so "local" holds. */
+#define OFFCORE_OTHER_EVENTS "OFFCORE_RESPONSE_0:DMND_DATA_RD:UNCORE_HIT,OFFCORE_RESPONSE_0:DMND_RFO:OTHER_CORE_HITM"
 #define COUNT_CHASE_BYTES KiB(64)
 #define COUNT_CHASE_LOADS (64ULL * 256)
 #define OFFCORE_CHASE_BYTES MiB(1)
@@ -105,7 +97,8 @@ static void counting_step(const char *what, const char *events, const char *sour
         pc.why = why;
     } else {
         pmu_counting_prepare(&pc, events, what);
-        if (pc.status == PMU_COUNTING_OK && pmu_chase_alloc(&ch, bytes, 0xc0ffee ^ bytes, "pmu_flow_chase") == 0)
+        if (pc.status == PMU_COUNTING_OK && pmu_chase_alloc(&ch, bytes, 0xc0ffee ^ bytes, PMU_CHASE_LOCAL_NODE,
+                                                                "pmu_flow_chase") == 0)
             have_chase = true;
         else if (pc.status == PMU_COUNTING_OK) {
             pc.status = PMU_COUNTING_UNAVAILABLE;
@@ -150,7 +143,7 @@ static void pebs_step(void)
     const char *why = NULL;
 
     if (!pmu_may_program(PMU_FEAT_PEBS, &why) ||
-        pmu_chase_alloc(&ch, PEBS_CHASE_BYTES, 0xbeb5, "pmu_flow_pebs") != 0) {
+        pmu_chase_alloc(&ch, PEBS_CHASE_BYTES, 0xbeb5, PMU_CHASE_LOCAL_NODE, "pmu_flow_pebs") != 0) {
         memset(&cap, 0, sizeof(cap));
         cap.status = -1;
         cap.why = why ? why : "cannot allocate the chase buffer";
@@ -191,16 +184,18 @@ static void lbr_step(void)
 
 void pmu_bench(void)
 {
-    pmu_init(); /* no-op when main already ran it */
+    pmu_probe(); /* no-op when main already ran it */
     caps_record();
-    pmu_selftest_ensure();
+    pmu_init(); /* the self-test, unless start-up already ran it */
     const char *events = K.cfg.events[0] ? K.cfg.events : pmu_default_events();
     counting_step("counting", events, K.cfg.events[0] ? "config" : "default", COUNT_CHASE_BYTES, COUNT_CHASE_LOADS,
                   PMU_FEAT_COUNTING);
-    const char *table = PMU.ntables && PMU.tables[0] ? PMU.tables[0]->name : "";
-    counting_step("offcore", !strcmp(table, "wsm_dp") ? WSM_DP_OFFCORE_EVENTS : !strcmp(table, "wsm") ? WSM_OFFCORE_EVENTS
-                                                                                                       : NHM_OFFCORE_EVENTS,
-                  "default", OFFCORE_CHASE_BYTES, OFFCORE_CHASE_LOADS, PMU_FEAT_OFFCORE);
+    static char offcore[256];
+    const char *dram = pmu_offcore_local_dram_event(PMU.ntables && PMU.tables[0] ? PMU.tables[0]->name : NULL,
+                                                    PMU.caps.cpu_family, PMU.caps.cpu_model);
+    fmt_snprintf(offcore, sizeof(offcore), "%s,%s", dram ? dram : "OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM",
+                 OFFCORE_OTHER_EVENTS);
+    counting_step("offcore", offcore, "default", OFFCORE_CHASE_BYTES, OFFCORE_CHASE_LOADS, PMU_FEAT_OFFCORE);
     pmu_uncore_bandwidth(BW_BYTES); /* per socket: pmu/uncore_bw.h */
     pebs_step();
     lbr_step();

@@ -2,7 +2,8 @@
 #ifndef PMB_PMU_FLOW_H
 #define PMB_PMU_FLOW_H
 
-/* Emits, in order: `pmu` (every capability and feature gate), `pmu_selftest`, `pmu_counting`
+/* Emits, in order: `pmu` (every capability and feature gate), `pmu_selftest` (unless start-up's
+ * pmu_init already ran it), `pmu_counting`
  * records for counting groups over a chase (config events= or the model's default set), off-core
  * response, uncore (Nehalem/Westmere) or DRAM (AMD family 10h/15h) bandwidth per socket
  * (pmu/uncore_bw.h), `pebs_latency` for a

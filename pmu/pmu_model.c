@@ -694,3 +694,16 @@ const char *pmu_status_name(enum pmu_status s)
     static const char *const n[] = {"ok", "partial", "unsupported"};
     return (unsigned)s < ARRAY_SIZE(n) ? n[s] : "unsupported";
 }
+
+const char *pmu_offcore_local_dram_event(const char *table, unsigned family, unsigned model)
+{
+    if (!table)
+        return NULL;
+    if (family == 6 && model == 0x2f && !strcmp(table, "wsm_dp"))
+        return "OFFCORE_RESPONSE_0:rsp=0x4001"; /* DMND_DATA_RD | LOCAL_DRAM (bit 14) on Westmere-EX */
+    if (!strcmp(table, "wsm_dp"))
+        return "OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM_AND_REMOTE_CACHE_HIT";
+    if (!strcmp(table, "nhm") || !strcmp(table, "wsm"))
+        return "OFFCORE_RESPONSE_0:DMND_DATA_RD:LOCAL_DRAM";
+    return NULL;
+}

@@ -143,6 +143,17 @@ bool pmu_smm_freeze_supported(const struct pmu_caps *caps, const char **why);
  * "<name>: architectural event 6 (branch mispredicts retired) marked unavailable by CPUID.0AH:EBX[6]". */
 int pmu_arch_event_refused(const struct pmu_caps *caps, const char *name, unsigned bit, char *why, size_t len);
 
+/* The off-core response event for demand data reads answered by this node's DRAM on a part (its core
+ * table and display family/model), or NULL when the part has no off-core response event. Westmere
+ * renumbered the DRAM response bits, and not the same way on every part: Nehalem LOCAL_DRAM is bit 14
+ * (4001H, [NHM] Table 12), Westmere 06_25 (table wsm) LOCAL_DRAM bit 13 (2001H), Westmere-EP 06_2C
+ * (table wsm_dp) LOCAL_DRAM_AND_REMOTE_CACHE_HIT bit 12 (1001H) - libpfm4's names; Westmere-EX 06_2F
+ * keeps Nehalem's bit 14 (Intel's WestmereEX event file, Linux perf westmereex/memory.json
+ * OFFCORE_RESPONSE.ANY_DATA.LOCAL_DRAM = 4011H), although its row parses with libpfm4's wsm_dp table,
+ * whose bit 14 is OTHER_LLC_MISS: the raw response value is used there. The `pmu` flow's off-core step
+ * and the self-test's off-core check both use this one choice. */
+const char *pmu_offcore_local_dram_event(const char *table, unsigned family, unsigned model);
+
 const char *pmu_vendor_name(enum pmu_vendor v);
 const char *pmu_arch_name(enum pmu_arch a);
 const char *pmu_uncore_name(enum pmu_uncore_kind u);

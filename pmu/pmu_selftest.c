@@ -30,10 +30,10 @@
 #define ST_OVF_DISTANCE 1000ULL /* preload this far below the wrap */
 #define ST_OVF_LOOP 1000ULL     /* branch-loop iterations: 7000 instructions, well past the wrap */
 #define ST_OFFCORE_LOADS (CHASE_UNROLL * 512ULL)
-/* [NHM] Table 12: DMND_DATA_RD (request bit 0) answered by REMOTE_DRAM or LOCAL_DRAM (response bits
- * 13, 14; [PAG] "ANY_DRAM" = 60H in the upper byte), and its byte swap: PF_RFO | PF_IFETCH (request
- * bits 5, 6) answered by UNCORE_HIT (bit 8). Westmere keeps bits 13/14 DRAM responses. */
-#define ST_OFFCORE_VALUE 0x6001U
+/* The off-core check programs pmu_offcore_local_dram_event(table) - the `pmu` flow's own choice, with this
+ * part's local-DRAM response bit (Nehalem and 06_2F 4001H, 06_25 2001H, 06_2C 1001H) - over a chase on this CPU's
+ * node, and its byte swap (response bit 8 UNCORE_HIT with a prefetch request: 0140H, 0120H, 0110H; a short chase
+ * over 4 x the LLC touches few lines twice, so prefetches of them rarely hit the LLC). */
 #define ST_UNC_LO 0.85 /* a read pass of B bytes: B/64 line reads at the memory controller, within */
 #define ST_UNC_HI 1.25 /* 0.85..1.25 (lines still in the LLC, prefetch overshoot, other traffic) */
 
@@ -317,7 +317,7 @@ static void settle_gone(void)
     gone_disable(PMU_FEAT_COUNTING, gp, "general counter");
     gone_disable(PMU_FEAT_OVERFLOW, gp, "general counter");
     if (PMU.has[PMU_FEAT_OFFCORE])
-        gone_disable(PMU_FEAT_OFFCORE, event_gp_counters("OFFCORE_RESPONSE_0:rsp=0x6001"),
+        gone_disable(PMU_FEAT_OFFCORE, event_gp_counters("OFFCORE_RESPONSE_0:DMND_DATA_RD:UNCORE_HIT"),
                      "counter OFFCORE_RESPONSE_0 can use");
     if (PMU.has[PMU_FEAT_PEBS])
         gone_disable(PMU_FEAT_PEBS, event_gp_counters("MEM_INST_RETIRED:LATENCY_ABOVE_THRESHOLD"), "PEBS counter");
@@ -418,18 +418,32 @@ static void check_offcore(void)
 {
     struct pmu_event_enc e[2];
     struct pmu_chase ch;
-    char err[200], spec[2][64], cname[16] = "";
+    char err[200], spec[2][80], cname[16] = "";
     const char *why;
     uint64_t cnt[2] = {0, 0};
-    uint16_t val[2] = {ST_OFFCORE_VALUE, st_swap_bytes16(ST_OFFCORE_VALUE)};
+    uint16_t val[2] = {0, 0};
 
     if (!pmu_may_program(PMU_FEAT_OFFCORE, &why)) {
         st_skip(add("offcore_request_response", NULL, NULL, PMU_FEAT_OFFCORE), why);
         return;
     }
+    const char *dram = pmu_offcore_local_dram_event(PMU.caps.event_table, PMU.caps.cpu_family, PMU.caps.cpu_model);
+    if (!dram) {
+        st_skip(add("offcore_request_response", NULL, NULL, PMU_FEAT_OFFCORE),
+                "no local-DRAM off-core response event for this table");
+        return;
+    }
     for (unsigned k = 0; k < 2; k++) {
-        fmt_snprintf(spec[k], sizeof(spec[k]), "OFFCORE_RESPONSE_0:rsp=0x%04x", val[k]);
-        if (parse(spec[k], &e[k], err, sizeof(err)) != 0) {
+        if (k)
+            fmt_snprintf(spec[k], sizeof(spec[k]), "OFFCORE_RESPONSE_0:rsp=0x%04x", val[1]);
+        else
+            fmt_snprintf(spec[k], sizeof(spec[k]), "%s", dram);
+        int rc = parse(spec[k], &e[k], err, sizeof(err));
+        if (!k && !rc) {
+            val[0] = (uint16_t)e[0].extra;
+            val[1] = st_swap_bytes16(val[0]);
+        }
+        if (rc != 0) {
             struct st_check *c = add("offcore_request_response", NULL, spec[k], PMU_FEAT_OFFCORE);
             st_fail(c, err);
             settle(c);
@@ -437,9 +451,10 @@ static void check_offcore(void)
         }
     }
     size_t bytes = big_bytes();
-    if (pmu_chase_alloc(&ch, bytes, 0x5e1f7e57, "pmu_selftest_chase") != 0) {
+    /* On this CPU's node: the value counts local DRAM responses only. */
+    if (pmu_chase_alloc(&ch, bytes, 0x5e1f7e57, PMU_CHASE_LOCAL_NODE, "pmu_selftest_chase") != 0) {
         st_skip(add("offcore_request_response", NULL, spec[0], PMU_FEAT_OFFCORE),
-                "cannot allocate a chase buffer of 4 x the LLC");
+                "cannot allocate a chase buffer of 4 x the LLC on this CPU's node");
         return;
     }
     void *p = chase_run(ch.start, ST_OFFCORE_LOADS / CHASE_UNROLL); /* warm the TLB path, not the lines */
@@ -479,7 +494,7 @@ static void check_pebs(void)
         st_skip(add("pebs_l1", NULL, NULL, PMU_FEAT_PEBS), why);
         return;
     }
-    if (pmu_chase_alloc(&ch, KiB(4), 0x11c4a5e, "pmu_selftest_l1") != 0) {
+    if (pmu_chase_alloc(&ch, KiB(4), 0x11c4a5e, PMU_CHASE_LOCAL_NODE, "pmu_selftest_l1") != 0) {
         st_skip(add("pebs_l1", NULL, NULL, PMU_FEAT_PEBS), "cannot allocate the L1 chase buffer");
         return;
     }
@@ -782,10 +797,4 @@ void pmu_selftest_run(void)
         }
     if (any)
         kprintf("\n");
-}
-
-void pmu_selftest_ensure(void)
-{
-    if (PMU.initialized && !PMU.selftest_done)
-        pmu_selftest_run();
 }

@@ -4,7 +4,7 @@
 
 #include "kernel/klib.h"
 
-/* Run the self-test once and emit the `pmu_selftest` record (status ok | failed | unavailable, checks
+/* Run the self-test (pmu_init, pmu/pmu_init.h, calls it once at start-up) and emit the `pmu_selftest` record (status ok | failed | unavailable, checks
  * [{name, status, detail, feature, counter, event, counted, expected_lo, expected_hi}], disabled
  * [features]) and its console report: one line per check with the counter, expected and counted.
  * A failed check on one core counter (branches_pmcN, instructions_pmcN, instructions_fixed0,
@@ -22,8 +22,9 @@
  *   instructions_pmcN    every general counter: retired instructions, exact (AMD: _ctrN)
  *   cmask_inv            CMASK=1 + CMASK=1:INV of one event = the core cycles ([PAG])
  *   overflow             a general counter preloaded 1000 below the wrap sees the overflow and counts right
- *   offcore_request_response  OFFCORE_RSP_0 = 0x6001 (demand reads from DRAM) counts >= loads/4 over a
- *                        chase of 4 x the LLC, its byte swap 0x0160 <= loads/16
+ *   offcore_request_response  OFFCORE_RSP_0 = the flow's local-DRAM event (pmu_offcore_local_dram_event:
+ *                        4001H nhm, 2001H wsm, 1001H wsm_dp) counts >= loads/4 over a chase of 4 x the
+ *                        LLC on this CPU's node, its byte swap (0140H/0120H/0110H) <= loads/16
  *   pebs_l1              load-latency PEBS on an L1-resident chase: records, inside the buffer, half L1
  *   lbr_loop             the LBR stack after the known loop holds its backward branch
  *   uncore_stream_unc_pmcN  every uncore general counter (family 15h: nb_ctrN): one count per line of
@@ -31,7 +32,5 @@
  *   uncore_clock         the uncore fixed counter over 1 ms of TSC: 0.05..5 uncore clocks per tick
  * Zero counts fail every check: under pmu_assume (QEMU's silent MSRs) the self-test fails honestly. */
 void pmu_selftest_run(void);
-/* Runs it if it has not run yet (the counting, PEBS and LBR entry points call this). */
-void pmu_selftest_ensure(void);
 
 #endif

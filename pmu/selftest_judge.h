@@ -54,8 +54,8 @@ void st_judge_cmask_inv(struct st_check *c, uint64_t ge, uint64_t lt, uint64_t c
                         uint64_t tol_abs);
 
 /* The off-core response MSR holds the request type in bits 7:0 and the response type in bits 15:8
- * ([NHM] Table 12). value (e.g. 0x6001: demand data reads answered by DRAM) counted over `loads`
- * loads of a chase far larger than the LLC must count at least loads/4; its byte swap (0x0160:
+ * ([NHM] Table 12). value (e.g. 0x4001: demand data reads answered by local DRAM) counted over `loads`
+ * loads of a chase far larger than the LLC must count at least loads/4; its byte swap (0x0140:
  * prefetch requests answered by the uncore, nearly nothing on a demand chase) at most loads/16, and
  * under a quarter of value's count. An encoder that swapped the halves counts the two the other way
  * round and fails. swapped must be st_swap_bytes16(value). */

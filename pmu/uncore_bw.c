@@ -5,6 +5,7 @@
 #include "kernel/kernel.h"
 #include "kernel/msr.h"
 #include "kernel/out.h"
+#include "kernel/pci.h"
 #include "kernel/pmm.h"
 #include "kernel/smp.h"
 #include "kernel/time.h"
@@ -108,6 +109,7 @@ struct bw_socket {
     uint64_t ticks;   /* TSC ticks of the timed passes, summed over groups */
     uint64_t value[PMU_COUNTING_MAX];
     bool have[PMU_COUNTING_MAX];
+    int dct_ganged;   /* family 10h: F2x110[DctGangEn] of its node, -1 unknown */
 };
 
 static struct bw_socket sockets[UNCORE_BW_MAX_SOCKETS];
@@ -359,7 +361,7 @@ static struct bw_bytes bytes_of(enum bw_kind k, const struct bw_socket *s)
         b.rd_ok = s->have[AMD10_RD], b.rd = 64 * s->value[AMD10_RD];
         b.wr_ok = s->have[AMD10_WR], b.wr = 16 * s->value[AMD10_WR];
         b.dram_ok = s->have[AMD10_DCT0] && s->have[AMD10_DCT1];
-        b.dram = 64 * (s->value[AMD10_DCT0] + s->value[AMD10_DCT1]);
+        b.dram = 64 * pmu_amd10_dram_lines(s->value[AMD10_DCT0], s->value[AMD10_DCT1], s->dct_ganged);
         break;
     case BW_AMD_NB:
         b.dram_ok = s->have[AMD15_DCT0] && s->have[AMD15_DCT1];
@@ -393,7 +395,8 @@ static const char *method_of(enum bw_kind k)
         return "[PAG] 64 x UNC_QMC_NORMAL_READS.ANY (reads) / 64 x UNC_QMC_WRITES.FULL.ANY (writes) at this socket's "
                "memory controller; QHL 64 x (LOCAL + REMOTE) requests at its home agent";
     case BW_AMD10:
-        return "[AMD] 4.2.2 System_read x 64, System_write x 16, DRAM accesses (DCT0 E0H/07H + DCT1 E0H/38H) x 64, "
+        return "[AMD] 4.2.2 System_read x 64, System_write x 16, DRAM accesses (DCT0 E0H/07H + DCT1 E0H/38H; DCT0 "
+               "alone where F2x110[DctGangEn] says the DCTs are ganged) x 64, "
                "on a core of this node";
     case BW_AMD_NB: return "DRAM accesses (DCT0 E0H/07H + DCT1 E0H/38H) x 64 on this node's northbridge counters";
     default: return NULL;
@@ -426,8 +429,27 @@ static void socket_record(enum bw_kind k, const char *what, const struct bw_sock
         kv_rate(j, "qhl_write_bytes_per_s", b.qhl_ok, b.qhl_wr, secs);
     }
     json_kv_str(j, "bandwidth_method", method_of(k));
+    if (k == BW_AMD10) {
+        /* F2x110[DctGangEn] of this node: ganged, DRAM bytes come from DCT0 alone (pmu_amd10_dram_lines). */
+        if (s->dct_ganged < 0)
+            json_kv_null(j, "dct_ganged");
+        else
+            json_kv_bool(j, "dct_ganged", s->dct_ganged > 0);
+        json_kv_str(j, "dram_dcts", s->dct_ganged > 0 ? "DCT0 (ganged: one 128-bit channel)" : "DCT0 + DCT1");
+    }
     pmu_rec_end();
     pc.valid = valid;
+}
+
+/* Family 10h: F2x110[DctGangEn] of node's northbridge (bus 0, device 18H + node, function 2); -1 when no
+ * device answers there or the node is unknown. Read on the BSP: configuration space is system-wide. */
+static int amd10_dct_ganged(int node)
+{
+    uint32_t v;
+    if (node < 0 || node > 7 ||
+        pci_cfg_read32_amd_ext(0, AMD10_PCI_DEV_NODE0 + (unsigned)node, AMD10_PCI_FN_DRAM, AMD10_F2X110, &v) != 0)
+        return -1;
+    return (v & AMD10_F2X110_DCT_GANG_EN) ? 1 : 0;
 }
 
 static void summary_record(enum bw_kind k, const char *what, const char *why, size_t bytes)
@@ -522,6 +544,8 @@ void pmu_uncore_bandwidth(size_t bytes)
     const char *what = k == BW_NHM || k == BW_NONE ? "uncore_bandwidth" : "dram_bandwidth";
 
     find_sockets(PMU.caps.vendor == PMU_VENDOR_AMD);
+    for (unsigned i = 0; i < nsockets; i++)
+        sockets[i].dct_ganged = k == BW_AMD10 ? amd10_dct_ganged(sockets[i].node) : -1;
     memset(&pc, 0, sizeof(pc));
     if (k != BW_NONE && !pmu_may_program(gate, &why))
         k = BW_NONE;

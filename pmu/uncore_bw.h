@@ -35,4 +35,24 @@ void pmu_stream_write(void *buf, size_t bytes, uint64_t v);
  */
 void pmu_uncore_bandwidth(size_t bytes);
 
+/* Family 10h DRAM controllers ganged: F2x110 DRAM Controller Select Low (bus 0, device 18H + node,
+ * function 2, offset 110H) bit 4 DctGangEn, "both DCTs ganged to form a single 128-bit interface"
+ * (BKDG 31116). */
+#define AMD10_PCI_DEV_NODE0 0x18
+#define AMD10_PCI_FN_DRAM 2
+#define AMD10_F2X110 0x110
+#define AMD10_F2X110_DCT_GANG_EN (1u << 4)
+
+/* 64-byte DRAM accesses of a family 10h node from its DRAM-accesses counts on DCT0 (E0H/07H) and DCT1
+ * (E0H/38H). Unganged (ganged 0) the DCTs serve different lines: the sum. Ganged (1) one 64-byte line
+ * is one 128-bit access that DCT0 controls on both channels (AGESA's address translation maps every
+ * address to DCT0's chip selects then, the channel being address bit 3: the two 64-bit halves); the
+ * BKDG does not say whether DCT1's event logic counts that lockstep half too, so DCT0 alone, which is
+ * right either way (the record keeps both counts: dct1 ~ dct0 means both count, ~0 means once).
+ * Unknown (-1: no northbridge device answers, e.g. an emulator): the sum. */
+static inline uint64_t pmu_amd10_dram_lines(uint64_t dct0, uint64_t dct1, int ganged)
+{
+    return ganged > 0 ? dct0 : dct0 + dct1;
+}
+
 #endif

@@ -708,6 +708,53 @@ def check_amd_ctl(w, ev, value, rep):
         rep.count("amd_evtsel_spec")
 
 
+def f15h_allowed(event, umask):
+    """PERF_CTL counters (bit n = PERF_CTLn) family 15h lets an event use: Linux arch/x86/events/amd/core.c
+    amd_get_event_constraints_f15h, typed in from its table (unit = EventSelect[7:4]); 0 = none."""
+    unit = event & 0xF0
+    ones = bin(umask).count("1")
+    if unit in (0x00, 0x10):                                   # FP: PERF_CTL[5:3]
+        if event in (0x003, 0x00B, 0x00D) or (event == 0x000 and umask & 0xF0 and umask & 0x0F) or \
+                (event == 0x004 and ones > 1):
+            return 0x08
+        return 0x38
+    if unit in (0x20, 0x30, 0x40, 0x50, 0xC0):                 # LS, DC, EX/LS: all six, with exceptions
+        if event in (0x023, 0x043, 0x045, 0x046, 0x054, 0x055):
+            return 0x07
+        if event == 0x02D:
+            return 0x08
+        if event == 0x02E:
+            return 0x09
+        if event == 0x031:                                      # one unit-mask bit at a time
+            return 0x07 if ones <= 1 else 0
+        if event == 0x1C0:
+            return 0x38
+        return 0x3F
+    if unit in (0x60, 0x70, 0x80, 0x90, 0xD0):                 # CU, IC/DE, DE: PERF_CTL[2:0], with exceptions
+        if event in (0x08F, 0x187, 0x188):
+            return 0x01
+        if 0x0DB <= event <= 0x0DF or event in (0x1D6, 0x1D8):
+            return 0x3F
+        return 0x07
+    return 0                                                    # 0A0H-0BFH, northbridge 0E0H-0FFH
+
+
+def check_amd_f15h_counter(w, ev, value, ctl, rep):
+    """Family 15h: the core counter an event was programmed on (from its PERF_CTL MSR, MSRC001_0200 + 2n) is one
+    Linux's constraint table allows for its EventSelect and unit mask."""
+    n = (ctl - AMD_EXT_CTL0) // 2
+    event = (value & 0xFF) | (((value >> 32) & 0xF) << 8)
+    umask = (value >> 8) & 0xFF
+    allowed = f15h_allowed(event, umask)
+    if not allowed >> n & 1:
+        rep.err("amd", "%s: %s (%03xH/%02xH) on PERF_CTL%d, family 15h counts it only on %s (Linux "
+                "amd_get_event_constraints_f15h)" % (w.label(), ev["name"], event, umask, n,
+                                                      ", ".join("PERF_CTL%d" % i for i in range(6) if allowed >> i & 1)
+                                                      or "no core counter"))
+    else:
+        rep.count("amd_f15h_counter")
+
+
 def check_p4(w, ev, escr_msr, escr, cccr, rep):
     where = "%s %s on %s" % (w.label(), ev["name"], ev["counter"])
     ev_name, um, _ = split_name(ev["name"])
@@ -954,6 +1001,8 @@ def check_window(w, family, ds_recs, allocs, pebs_format, rep, state, nhm_reset=
                 rep.err("amd", "%s: %s uses CTL 0x%x / CTR 0x%x: neither a legacy pair MSRC001_000n/000(n+4) nor an "
                         "extended pair MSRC001_020(2n)/020(2n+1)" % (label, e["name"], ctl, ctr))
             check_amd_ctl(w, e, wc.value, rep)
+            if w.rec.get("model") == "amd_fam15h" and ext:
+                check_amd_f15h_counter(w, e, wc.value, ctl, rep)
         elif kind == "p4":
             escr_msr = hx(e["escr_msr"])
             we = last_write_before(accs, escr_msr, enable_idx)
@@ -1221,6 +1270,60 @@ def check_smm_freeze(pmu, accesses, windows, rep):
             if a.op == "write" and a.idx > first.idx and not a.value & DEBUGCTL_FREEZE_WHILE_SMM:
                 rep.err("smm", "IA32_DEBUGCTL = 0x%x drops FREEZE_WHILE_SMM" % a.value)
     rep.count("smm_freeze_set")
+
+
+def smm_restart_applies(pmu, family):
+    """RSM sets IA32_PERF_GLOBAL_CTRL's enable bits only where IA32_DEBUGCTL.FREEZE_WHILE_SMM is in use: the runs
+    that tried to set it (freeze_while_smm true, or false with the reason it did not stick)."""
+    fr = pmu.get("freeze_while_smm")
+    return family == "intel" and isinstance(fr, bool)
+
+
+def check_smm_restart(w, pmu, family, rep):
+    """SDM Vol. 3B "Freezing counters on SMI": with FREEZE_WHILE_SMM an SMI clears IA32_PERF_GLOBAL_CTRL and RSM
+    sets every enable bit of it to 1. Simulate that SMI at every counter read that follows the window's first
+    global disable after counting ran (the stop's reads, a PEBS drain's counter read): IA32_PERF_GLOBAL_CTRL all
+    ones, so a counter counts iff its PERFEVTSELx EN bit or its IA32_FIXED_CTR_CTRL field is set at that moment.
+    Any such counter would count again between the stop and the read (or overflow with PEBS off during a drain,
+    with no reload): reported. The window's own declarations are not consulted."""
+    if not smm_restart_applies(pmu, family):
+        return
+    core = [e for e in w.events if e["kind"] in ("gp", "fixed")]
+    if not core:
+        return
+    ctr_msrs = set()
+    for e in core:
+        ctr_msrs.add(hx(e["ctr_msr"]))
+        if e["kind"] == "gp":
+            ctr_msrs.add(IA32_A_PMC0 + e["index"])
+    evtsel, fixed_ctrl, glob, ran = {}, 0, 0, False
+    checked, bad = 0, set()
+    for a in w.accesses:
+        if a.op == "write":
+            if IA32_PERFEVTSEL0 <= a.msr < IA32_PERFEVTSEL0 + 8:
+                evtsel[a.msr] = a.value
+            elif a.msr == IA32_FIXED_CTR_CTRL:
+                fixed_ctrl = a.value
+            elif a.msr == IA32_PERF_GLOBAL_CTRL:
+                glob = a.value
+                ran = ran or bool(a.value)
+            continue
+        if not (ran and glob == 0 and a.msr in ctr_msrs):
+            continue
+        checked += 1
+        for e in core:
+            if e["kind"] == "gp":
+                live = evtsel.get(hx(e["ctl_msr"]), 0) & (1 << 22)
+            else:
+                live = (fixed_ctrl >> (4 * e["index"])) & 0x3
+            if live and e["counter"] not in bad:
+                bad.add(e["counter"])
+                rep.err("smm", "%s: %s (%s) still enabled locally when counter 0x%x is read after the global disable: "
+                        "an SMI there restarts it, because RSM sets IA32_PERF_GLOBAL_CTRL (SDM 'Freezing counters on "
+                        "SMI'); clear PERFEVTSELx.EN / the IA32_FIXED_CTR_CTRL field at the stop"
+                        % (w.label(), e["counter"], e["name"], a.msr))
+    if checked and not bad:
+        rep.count("smm_restart_safe")
 
 
 # ---- uncore, northbridge, self-test and document values ----------------------------------------
@@ -1525,6 +1628,21 @@ def check_selftest_windows(run, windows, pmu, family, rep):
             rep.err("selftest", "offcore check: 0x%x lacks a request or a response bit" % v)
         else:
             rep.count("selftest_offcore_swap")
+        # The value: demand data reads answered by the local DRAM, in the part's own response bit (the chase is on
+        # the CPU's node): Table 12's LOCAL_DRAM, Westmere 06_25's LOCAL_DRAM, 06_2C's LOCAL_DRAM_AND_REMOTE_CACHE_HIT.
+        w0 = off.get("value")
+        table = (w0.events[0].get("table") if w0 is not None and w0.events else None) or ""
+        # Per part as offcore_response_tables: the `wsm` row's 06_25/06_2C tables; 06_2F (wsm_ex) and Nehalem Table 12.
+        wsm = w0 is not None and w0.rec.get("model") == "wsm" and table in OFFCORE_RESPONSE_WSM
+        bits = OFFCORE_RESPONSE_WSM[table][0] if wsm else OFFCORE_RESPONSE
+        table = table if wsm else "Table 12"
+        local = bits.get("LOCAL_DRAM_AND_REMOTE_CACHE_HIT", bits.get("LOCAL_DRAM"))
+        want = (1 << OFFCORE_REQUEST["DMND_DATA_RD"]) | (1 << local)
+        if v is not None and v != want:
+            rep.err("selftest", "offcore check: value 0x%x, the demand-data-read / local-DRAM value is 0x%x (%s; "
+                    "Westmere per part, Intel's event files)" % (v, want, table))
+        elif v is not None:
+            rep.count("selftest_offcore_local_dram")
     # CMASK/INV: the same event with CMASK 1, INV 0 and 1 ([PAG]: their sum is the core cycles), and the cycles.
     for w in done:
         if w.what != "selftest:cmask_inv":
@@ -1595,6 +1713,7 @@ def check_run(run, model=None):
         if w.end is None:
             continue
         check_window(w, family, ds_recs, allocs, pebs_format, rep, state, nhm_reset)
+        check_smm_restart(w, pmu, family, rep)
         check_doc_values(w, pmu, ds_recs, rep)
         check_amd_nb(w, rep)
         check_window_cpu(w, cpus, rep)

@@ -10,7 +10,9 @@
  *
  * What libpfm4's API does not expose is supplied here, each with its source:
  *   - counter constraints (libpfm4 lib/events/intel_{nhm,wsm}_events.h .cntmsk, the same set as
- *     Linux intel_nehalem/westmere_event_constraints),
+ *     Linux intel_nehalem/westmere_event_constraints; AMD family 15h and 17h+ from Linux
+ *     arch/x86/events/amd/core.c through pmu_cnt_rule_mask, pmu/encode.c: libpfm4's AMD tables
+ *     give every event every counter),
  *   - fixed-counter aliases (SDM 18.2.2: FIXED_CTR0 = C0H/00H, CTR1 = 3CH/00H, CTR2 = pseudo 00H/03H),
  *   - NetBurst ESCR choices per event (SDM Vol. 3B Appendix A Pentium 4 event tables; the same as
  *     FreeBSD hwpmc_p4.c / Linux p4_event_bind_map); the ESCR->counter map is pmu/encode.c's,
@@ -47,26 +49,28 @@ struct pmu_spec {
     unsigned cmask_max;
     unsigned gp, fixed;
     const char *id;        /* enum suffix */
+    enum pmu_cnt_rule cnt_rule; /* event/unit-mask counter constraints (pmu_cnt_rule_mask) */
 };
 
 /* Nehalem/Westmere reserve PERFEVTSEL bits 31:29 ([NHM] Table 10), so CMASK <= 31 there. */
 static const struct pmu_spec specs[] = {
-    {"arch", NULL, "Intel architectural events", PMU_TBL_KIND_INTEL_CORE, 255, 8, 4, "ARCH"},
-    {"nhm", "nhm", "Intel Nehalem core (06_1A/1E/1F/2E)", PMU_TBL_KIND_INTEL_CORE, 31, 4, 3, "NHM"},
-    {"nhm_unc", "nhm_unc", "Intel Nehalem uncore (06_1A/1E/1F)", PMU_TBL_KIND_INTEL_UNCORE, 255, 8, 1, "NHM_UNC"},
-    {"wsm", "wsm", "Intel Westmere client core (06_25)", PMU_TBL_KIND_INTEL_CORE, 31, 4, 3, "WSM"},
-    {"wsm_dp", "wsm_dp", "Intel Westmere-EP core (06_2C/2F)", PMU_TBL_KIND_INTEL_CORE, 31, 4, 3, "WSM_DP"},
-    {"wsm_unc", "wsm_unc", "Intel Westmere uncore (06_25/2C)", PMU_TBL_KIND_INTEL_UNCORE, 255, 8, 1, "WSM_UNC"},
-    {"amd_k8", "amd64_k8_revg", "AMD K8 (family 0Fh) rev G", PMU_TBL_KIND_AMD_CORE, 255, 4, 0, "AMD_K8"},
-    {"amd_fam10h", "amd64_fam10h_barcelona", "AMD family 10h Barcelona", PMU_TBL_KIND_AMD_CORE, 255, 4, 0, "AMD_FAM10H"},
-    {"amd_fam15h", "amd64_fam15h_interlagos", "AMD family 15h Interlagos core", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_FAM15H"},
-    {"amd_fam15h_nb", "amd64_fam15h_nb", "AMD family 15h northbridge", PMU_TBL_KIND_AMD_NB, 255, 4, 0, "AMD_FAM15H_NB"},
-    {"amd_fam17h_zen1", "amd64_fam17h_zen1", "AMD family 17h Zen 1", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_ZEN1"},
-    {"amd_fam17h_zen2", "amd64_fam17h_zen2", "AMD family 17h Zen 2", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_ZEN2"},
-    {"amd_fam19h_zen3", "amd64_fam19h_zen3", "AMD family 19h Zen 3", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_ZEN3"},
-    {"amd_fam19h_zen4", "amd64_fam19h_zen4", "AMD family 19h Zen 4", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_ZEN4"},
-    {"netburst", "netburst", "Intel NetBurst (family 0Fh models 0-2)", PMU_TBL_KIND_NETBURST, 15, 18, 0, "NETBURST"},
-    {"netburst_p", "netburst_p", "Intel NetBurst Prescott (family 0Fh models 3+)", PMU_TBL_KIND_NETBURST, 15, 18, 0, "NETBURST_P"},
+    {"arch", NULL, "Intel architectural events", PMU_TBL_KIND_INTEL_CORE, 255, 8, 4, "ARCH", PMU_CNT_RULE_NONE},
+    {"nhm", "nhm", "Intel Nehalem core (06_1A/1E/1F/2E)", PMU_TBL_KIND_INTEL_CORE, 31, 4, 3, "NHM", PMU_CNT_RULE_NONE},
+    {"nhm_unc", "nhm_unc", "Intel Nehalem uncore (06_1A/1E/1F)", PMU_TBL_KIND_INTEL_UNCORE, 255, 8, 1, "NHM_UNC", PMU_CNT_RULE_NONE},
+    {"wsm", "wsm", "Intel Westmere client core (06_25)", PMU_TBL_KIND_INTEL_CORE, 31, 4, 3, "WSM", PMU_CNT_RULE_NONE},
+    {"wsm_dp", "wsm_dp", "Intel Westmere-EP core (06_2C/2F)", PMU_TBL_KIND_INTEL_CORE, 31, 4, 3, "WSM_DP", PMU_CNT_RULE_NONE},
+    {"wsm_unc", "wsm_unc", "Intel Westmere uncore (06_25/2C)", PMU_TBL_KIND_INTEL_UNCORE, 255, 8, 1, "WSM_UNC", PMU_CNT_RULE_NONE},
+    {"amd_k8", "amd64_k8_revg", "AMD K8 (family 0Fh) rev G", PMU_TBL_KIND_AMD_CORE, 255, 4, 0, "AMD_K8", PMU_CNT_RULE_NONE},
+    {"amd_fam10h", "amd64_fam10h_barcelona", "AMD family 10h Barcelona", PMU_TBL_KIND_AMD_CORE, 255, 4, 0, "AMD_FAM10H", PMU_CNT_RULE_NONE},
+    {"amd_fam15h", "amd64_fam15h_interlagos", "AMD family 15h Interlagos core", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_FAM15H",
+     PMU_CNT_RULE_AMD_F15H},
+    {"amd_fam15h_nb", "amd64_fam15h_nb", "AMD family 15h northbridge", PMU_TBL_KIND_AMD_NB, 255, 4, 0, "AMD_FAM15H_NB", PMU_CNT_RULE_NONE},
+    {"amd_fam17h_zen1", "amd64_fam17h_zen1", "AMD family 17h Zen 1", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_ZEN1", PMU_CNT_RULE_AMD_PAIR},
+    {"amd_fam17h_zen2", "amd64_fam17h_zen2", "AMD family 17h Zen 2", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_ZEN2", PMU_CNT_RULE_AMD_PAIR},
+    {"amd_fam19h_zen3", "amd64_fam19h_zen3", "AMD family 19h Zen 3", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_ZEN3", PMU_CNT_RULE_AMD_PAIR},
+    {"amd_fam19h_zen4", "amd64_fam19h_zen4", "AMD family 19h Zen 4", PMU_TBL_KIND_AMD_CORE, 255, 6, 0, "AMD_ZEN4", PMU_CNT_RULE_AMD_PAIR},
+    {"netburst", "netburst", "Intel NetBurst (family 0Fh models 0-2)", PMU_TBL_KIND_NETBURST, 15, 18, 0, "NETBURST", PMU_CNT_RULE_NONE},
+    {"netburst_p", "netburst_p", "Intel NetBurst Prescott (family 0Fh models 3+)", PMU_TBL_KIND_NETBURST, 15, 18, 0, "NETBURST_P", PMU_CNT_RULE_NONE},
 };
 
 /* Events restricted to some general counters (libpfm4 .cntmsk; Linux *_event_constraints). */
@@ -385,7 +389,11 @@ static bool fill_row(const struct pmu_spec *s, struct row *r, const char *evname
             o = umask;
         r->umask = (uint16_t)o;
         r->umask_dflt = (uint16_t)(umask & ~o);
-        r->cntmask = gp_mask(s->gp);
+        /* Family 15h restricts most events to some counters and family 17h+ pairs large-increment
+         * events (pmu_cnt_rule_mask, from Linux amd/core.c); a row no counter can take keeps mask 0 and
+         * the parser refuses it with the rule's reason. */
+        r->cntmask = pmu_cnt_rule_mask(s->cnt_rule, r->event, (uint8_t)(r->umask | r->umask_dflt), gp_mask(s->gp),
+                                       NULL);
         if (s->kind == PMU_TBL_KIND_AMD_NB)
             r->flags |= PMU_EVF_NO_PRIV | PMU_EVF_AMD_NB;
         else if (is_amd_nb_event(s, r->event))
@@ -678,8 +686,8 @@ int main(int argc, char **argv)
         emit_str(c, specs[i].libpfm ? specs[i].libpfm : "SDM Vol. 3B Table 18-1");
         fprintf(c, ", ");
         emit_str(c, specs[i].desc);
-        fprintf(c, ", %s, %u, %u, %u, ev_%s, %u},\n", kind_name(specs[i].kind), specs[i].cmask_max, specs[i].gp,
-                specs[i].fixed, specs[i].name, count[i]);
+        fprintf(c, ", %s, %u, %u, %u, ev_%s, %u, %u},\n", kind_name(specs[i].kind), specs[i].cmask_max, specs[i].gp,
+                specs[i].fixed, specs[i].name, count[i], (unsigned)specs[i].cnt_rule);
     }
     fprintf(c, "};\n\n");
     fprintf(c, "const struct pmu_event_table *pmu_event_table_find(const char *name)\n{\n"

@@ -169,9 +169,9 @@ def test_dry_run_nehalem():
         ws = [m for m in b.run.by_type("pmu_measure") if m.get("label") == "branches_pmc%d" % i]
         assert len(ws) == 2 and all(int(m["events"][0]["ctl"], 16) & 0xFFFF == 0x01C4 for m in ws)
         assert all(m["events"][0]["counter"] == "pmc%d" % i for m in ws)
-    # The off-core check programs a value and its byte swap.
+    # The off-core check programs the flow's local-DRAM value (Nehalem LOCAL_DRAM, bit 14) and its byte swap.
     off = {m["label"]: m["events"][0]["extra"] for m in b.run.by_type("pmu_measure") if m["what"] == "selftest:offcore"}
-    assert off == {"value": "0x6001", "byte_swapped": "0x160"}
+    assert off == {"value": "0x4001", "byte_swapped": "0x140"}
     counting = next(r for r in b.run.by_type("pmu_counting") if r["what"] == "counting")
     assert counting["events_source"] == "default" and counting["counters_reason"] == "assumed PMU"
     assert len(counting["counter_groups"]) == 2  # 7 general events on 4 counters
@@ -184,6 +184,8 @@ def test_dry_run_nehalem():
     assert c["uncore_evtsel_spec"] >= 4 and c["uncore_fixed_spec"] >= 2
     assert c["pebs_enable"] >= 2 and c["pebs_ldlat"] >= 2 and c["ds_area_pointer"] >= 2
     assert c["lbr_stack_read"] >= 2 and c["disabled_at_end"] >= 12
+    # An SMI simulated at every read after a stop (RSM sets IA32_PERF_GLOBAL_CTRL) restarts nothing.
+    assert c["smm_restart_safe"] >= 20 and c["selftest_offcore_local_dram"] == 1
     # Item 9/10: what the self-test programs, and values from the documents, not from the kernel's records.
     for k in ("selftest_every_counter", "selftest_offcore_swap", "selftest_cmask_pair", "selftest_uncore_counters",
               "lbr_select_doc"):
@@ -218,6 +220,11 @@ def test_dry_run_westmere_with_config_events():
     assert rsp1 and all(int(e["ctl"], 16) & 0xFF == 0xBB for e in rsp1)
     # the six configured general events, the self-test's overflow and PEBS events, the flow's PEBS event
     assert rep.counts["evtsel_spec"] >= 6 + 3
+    # 06_2C (table wsm_dp): the self-test's off-core value is the flow's LOCAL_DRAM_AND_REMOTE_CACHE_HIT (bit 12)
+    # request, not 6001H (REMOTE_DRAM | OTHER_LLC_MISS there).
+    off = {m["label"]: m["events"][0]["extra"] for m in b.run.by_type("pmu_measure") if m["what"] == "selftest:offcore"}
+    assert off == {"value": "0x1001", "byte_swapped": "0x110"}
+    assert rep.counts["selftest_offcore_local_dram"] == 1 and rep.counts["smm_restart_safe"] >= 20
 
 
 def test_dry_run_amd_family_10h():
@@ -235,6 +242,8 @@ def test_dry_run_amd_family_10h():
     dram_sel = {int(e["ctl"], 16) & 0xFFFF for m in b.run.by_type("pmu_measure") if m.get("label") == "dram_bandwidth"
                 for e in m["events"] if int(e["ctl"], 16) & 0xFF == 0xE0}
     assert dram_sel == {0x07E0, 0x38E0}
+    # F2x110[DctGangEn] cannot be read under QEMU (no northbridge device 18H): unknown, both DCTs summed.
+    assert dram["dct_ganged"] is None and dram["dram_dcts"] == "DCT0 + DCT1"
     assert b.one("uncore_bandwidth")["what"] == "dram_bandwidth"
     # Per-counter checks on CTR0-3 with AMD's events (no unit mask exists for C2H: the record says so).
     st = b.one("pmu_selftest")
@@ -319,6 +328,38 @@ def test_dry_run_amd_family_15h_northbridge():
     st = {c["name"]: c for c in b.one("pmu_selftest")["checks"]}
     assert {"uncore_stream_nb_ctr%d" % i for i in range(4)} <= set(st)
     assert rep.counts["amd_nb_spec"] >= 6 and rep.counts["selftest_uncore_counters"] == 1
+
+
+# Six events family 15h restricts (Linux amd_get_event_constraints_f15h): 076H, 0D1H, 07EH on PERF_CTL[2:0], 003H
+# on [3], 001H and 005H on [5:3]. Written here from the Linux table, not from pmu/.
+F15H_EVENTS = {"CPU_CLK_UNHALTED": 0x07, "DISPATCH_STALLS": 0x07, "L2_CACHE_MISS": 0x07, "RETIRED_SSE_OPS": 0x08,
+               "CYCLES_FPU_EMPTY": 0x38, "RETIRED_SERIALIZING_OPS": 0x38}
+
+
+def test_dry_run_amd_family_15h_restricted_events():
+    """A user events= list of six restricted events: each on a counter its unit allows, in one group."""
+    b = dry_run("Opteron_G3", "amd_fam15h", extra="events=" + ",".join(F15H_EVENTS))
+    rep = assert_assumed(b, "amd_fam15h")
+    # The checker's own copy of Linux's table agrees for every core event of every window (self-test included).
+    assert rep.counts["amd_f15h_counter"] >= 6 + 8
+    counting = next(r for r in b.run.by_type("pmu_counting") if r["what"] == "counting")
+    assert counting["events_source"] == "config" and counting["counters_reason"] == "assumed PMU"
+    assert counting["counter_groups"] == [list(F15H_EVENTS)]
+    ws = [m for m in b.run.by_type("pmu_measure") if m["what"] == "counting" and m.get("label") == "counting"]
+    assert len(ws) == 1
+    placed = {e["name"]: e for e in ws[0]["events"]}
+    assert set(placed) == set(F15H_EVENTS)
+    for name, allowed in F15H_EVENTS.items():
+        e = placed[name]
+        assert e["kind"] == "amd" and allowed >> e["index"] & 1, (name, e["counter"])
+        assert e["ctl_msr"] == "0x%x" % (0xC0010200 + 2 * e["index"])
+    # The same list with 031H carrying two unit-mask bits: refused by name with the reason, nothing counted.
+    b = dry_run("Opteron_G3", "amd_fam15h", extra="events=CPU_CLK_UNHALTED,r0331")
+    counting = next(r for r in b.run.by_type("pmu_counting") if r["what"] == "counting")
+    assert counting["counters_status"] == "error" and counting["counters"] is None
+    assert "r0331" in counting["counters_reason"] and "one unit-mask bit" in counting["counters_reason"]
+    assert not [m for m in b.run.by_type("pmu_measure") if m["what"] == "counting" and m.get("label") == "counting"]
+    assert chk.check_run(b.run).ok
 
 
 @pytest.mark.parametrize("cpu,model", [("Nehalem", "nhm"), ("Westmere", "wsm"), ("Opteron_G3", "amd_fam10h")])

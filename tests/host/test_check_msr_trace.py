@@ -114,6 +114,11 @@ def intel_counting(log, gps, fixeds=(), order_ok=True, read_while_on=False, leav
     if read_while_on:
         log.r(0xC1)
     log.w(0x38F, 0)
+    # the local enables too (an SMI's RSM sets IA32_PERF_GLOBAL_CTRL: test_check_msr_trace_smm.py)
+    for (n, i, c, xm, xv) in gps:
+        log.w(0x186 + i, c & ~(1 << 22))
+    if fixeds:
+        log.w(0x38D, 0)
     log.r(0x38E)
     for (n, i, c, xm, xv) in gps:
         log.r(0xC1 + i)
@@ -766,11 +771,12 @@ def test_family_15h_northbridge_counters():
     assert errors_of(nb_log(model="amd_fam10h").check(), "gating")      # no NB counters on family 10h
 
 
-def selftest_offcore_log(value=0x6001, swapped=0x0160):
-    log = Log()
+def selftest_offcore_log(value=0x4001, swapped=0x0140, table="nhm", model="nhm"):
+    log = Log(model)
     for lab, v in (("value", value), ("byte_swapped", swapped)):
         ev = gp("OFFCORE_RESPONSE_0:rsp=0x%04x" % v, 0, EN_USR_OS | 0x01B7, 0x1A6, v)
-        mid = log.measure("selftest:offcore", [ev], label=lab, global_ctrl="0x1")
+        ev["table"] = table
+        mid = log.measure("selftest:offcore", [ev], label=lab, global_ctrl="0x1", model=model)
         log.w(0x38F, 0)
         log.w(0x1A6, v)
         log.w(0x186, EN_USR_OS | 0x01B7)
@@ -794,6 +800,21 @@ def test_selftest_offcore_value_and_its_byte_swap():
     # a control that is not the byte swap of the value cannot tell request from response bits
     assert errors_of(selftest_offcore_log(swapped=0x4001).check(), "selftest")
     assert errors_of(selftest_offcore_log(value=0x0101, swapped=0x0101).check(), "selftest")
+    assert rep.counts["selftest_offcore_local_dram"] == 1
+
+
+def test_selftest_offcore_value_is_the_parts_local_dram():
+    # Westmere-EP DP 06_2C (table wsm_dp): LOCAL_DRAM_AND_REMOTE_CACHE_HIT, bit 12; 06_25 (wsm): LOCAL_DRAM, bit 13.
+    assert selftest_offcore_log(0x1001, 0x0110, "wsm_dp", "wsm").check().ok
+    assert selftest_offcore_log(0x2001, 0x0120, "wsm", "wsm").check().ok
+    # The old fixed 6001H is REMOTE_DRAM | OTHER_LLC_MISS on 06_2C: the local chase counts almost nothing.
+    assert any("local-DRAM" in e for e in errors_of(selftest_offcore_log(0x6001, 0x0160, "wsm_dp", "wsm").check(),
+                                                      "selftest"))
+    assert errors_of(selftest_offcore_log(0x1001, 0x0110, "wsm", "wsm").check(), "selftest")  # 06_25: bit 12 is remote
+    assert errors_of(selftest_offcore_log(0x6001, 0x0160).check(), "selftest")  # Nehalem: local DRAM alone
+    # Westmere-EX 06_2F (row wsm_ex, parsed with wsm_dp): Nehalem's bit 14 (perf westmereex LOCAL_DRAM 4011H).
+    assert selftest_offcore_log(0x4001, 0x0140, "wsm_dp", "wsm_ex").check().ok
+    assert errors_of(selftest_offcore_log(0x1001, 0x0110, "wsm_dp", "wsm_ex").check(), "selftest")
 
 
 def test_selftest_counter_checks_program_their_counter():

@@ -19,7 +19,9 @@
 
 #include "pmu/encode.h"
 #include "pmu/event.h"
+#include "kernel/pci.h"
 #include "pmu/msr_pmu.h"
+#include "pmu/uncore_bw.h"
 #include "pmu_events.h"
 
 #define USR_OS_EN 0x430000ULL /* USR | OS | EN with INT clear */
@@ -462,6 +464,25 @@ static void test_roundtrip_and_masking(void **state)
     assert_int_equal(pmu_enc_amd_evtsel(&a), 0xF000000FFULL); /* 12 bits only */
 }
 
+/* Family 10h DRAM accesses per node: DCT0 + DCT1 unganged, DCT0 alone when F2x110[DctGangEn] says the DCTs form
+ * one 128-bit channel (the lockstep half is then either counted by DCT1 too or not at all: DCT0 is right both
+ * ways); unknown ganging keeps the sum. And the configuration address of F2x110 on node 1. */
+static void test_amd10_dram_lines(void **state)
+{
+    (void)state;
+    assert_int_equal(pmu_amd10_dram_lines(1000, 1000, 0), 2000);
+    assert_int_equal(pmu_amd10_dram_lines(1000, 3, 0), 1003);
+    assert_int_equal(pmu_amd10_dram_lines(1000, 1000, 1), 1000); /* ganged, DCT1 counting the lockstep half */
+    assert_int_equal(pmu_amd10_dram_lines(1000, 0, 1), 1000);    /* ganged, DCT1 idle */
+    assert_int_equal(pmu_amd10_dram_lines(1000, 1000, -1), 2000);
+    assert_int_equal(AMD10_F2X110_DCT_GANG_EN, 0x10);
+    /* bus 0, device 19H (node 1), function 2, register 110H: register bits 7:2 in 7:2, 11:8 in 27:24 (AMD's
+     * extended configuration through 0CF8H, NB_CFG[46]) */
+    assert_int_equal(pci_cfg_address(0, AMD10_PCI_DEV_NODE0 + 1, AMD10_PCI_FN_DRAM, AMD10_F2X110), 0x8100CA10u);
+    assert_int_equal(pci_cfg_address(0, 0x18, 3, 0x44), 0x8000C344u);
+    assert_int_equal(pci_cfg_address(1, 0x1f, 7, 0xfff), 0x8F01FFFCu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_fixed_and_global),
         cmocka_unit_test(test_uncore),
         cmocka_unit_test(test_amd),
+        cmocka_unit_test(test_amd10_dram_lines),
         cmocka_unit_test(test_netburst),
         cmocka_unit_test(test_roundtrip_and_masking),
     };

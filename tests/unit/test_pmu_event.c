@@ -262,6 +262,14 @@ static void test_every_row_parses(void **state)
             struct pmu_event_enc e;
             char err[256];
             int rc = pmu_event_parse(&t, 1, d->name, &e, err, sizeof(err));
+            if (rc && t->cnt_rule != PMU_CNT_RULE_NONE && d->cntmask == 0) {
+                /* A row the table's counter rule leaves no counter (family 17h+ 003H, pairs only) is
+                 * refused with the rule's reason, never placed. */
+                assert_int_equal(rc, PMU_EV_ERR_NO_COUNTER);
+                assert_non_null(strstr(err, "Linux"));
+                rows++;
+                continue;
+            }
             if (rc)
                 fail_msg("%s::%s: %s", t->name, d->name, err);
             rows++;

@@ -213,6 +213,37 @@ static void test_data_sources(void **state)
     assert_int_equal(pebs_dse(~0ULL)->code, 0xf);
 }
 
+/* Data source 07H per model (SDM Vol. 3B Table 18-24 note 1): "LLC Snoop HitM" on 06_2E, reserved on the Xeon
+ * 5500/5600 and client parts; every other code the same on all of them. */
+static void test_data_sources_per_model(void **state)
+{
+    (void)state;
+    static const unsigned reserved_7[] = {0x1a, 0x1e, 0x1f, 0x25, 0x2c, 0x2f};
+    for (size_t m = 0; m < sizeof(reserved_7) / sizeof(reserved_7[0]); m++) {
+        const struct pebs_dse_info *d = pebs_dse_model(6, reserved_7[m], 0x7);
+        assert_int_equal(d->code, 0x7);
+        assert_true(d->doc_reserved);
+        assert_int_equal(d->table2_row, PEBS_T2_NONE);
+        assert_string_equal(d->name, "reserved_7");
+    }
+    const struct pebs_dse_info *ex = pebs_dse_model(6, 0x2e, 0x7);
+    assert_int_equal(ex->code, 0x7);
+    assert_false(ex->doc_reserved);
+    assert_false(ex->l3_miss);
+    assert_int_equal(ex->table2_row, PEBS_T2_L3_MODIFIED); /* classified as the L3 HITM row, like 06H */
+    assert_string_equal(ex->name, "l3_hit_snoop_hitm");
+    assert_int_equal(pebs_dse_model(6, 0x2e, 0x17)->code, 0x7); /* bits 3:0 */
+    /* Not family 6 model 2EH: the generic table. */
+    assert_ptr_equal(pebs_dse_model(0xf, 0x2e, 0x7), pebs_dse(0x7));
+    for (unsigned code = 0; code < 16; code++) {
+        if (code == 0x7)
+            continue;
+        for (size_t m = 0; m < sizeof(reserved_7) / sizeof(reserved_7[0]); m++)
+            assert_ptr_equal(pebs_dse_model(6, reserved_7[m], code), pebs_dse(code));
+        assert_ptr_equal(pebs_dse_model(6, 0x2e, code), pebs_dse(code));
+    }
+}
+
 static void test_latency_histogram(void **state)
 {
     (void)state;
@@ -265,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_ds_area_layout),  cmocka_unit_test(test_ds_setup),
         cmocka_unit_test(test_counter_reset),   cmocka_unit_test(test_decode_formats),
         cmocka_unit_test(test_data_sources),    cmocka_unit_test(test_latency_histogram),
+        cmocka_unit_test(test_data_sources_per_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

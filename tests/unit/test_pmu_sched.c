@@ -300,6 +300,167 @@ static void test_minimal_against_brute_force(void **state)
     }
 }
 
+/* ---- AMD family 15h (Linux arch/x86/events/amd/core.c amd_get_event_constraints_f15h) ------------ */
+
+static const uint64_t f15h_avail[SCHED_NUM_CLASSES] = {0x3f, 0, 0, 0};
+
+static uint64_t f15h_mask_of(const char *spec)
+{
+    const struct pmu_event_table *t = pmu_event_table_find("amd_fam15h");
+    struct pmu_event_enc e;
+    char err[256];
+    assert_non_null(t);
+    if (pmu_event_parse(&t, 1, spec, &e, err, sizeof(err)))
+        fail_msg("%s: %s", spec, err);
+    return e.cntmask;
+}
+
+/* The masks by unit and every exception of the issue's list, through the parser (named rows and raw values). */
+static void test_f15h_masks(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec;
+        uint64_t mask;
+    } rows[] = {
+        {"CPU_CLK_UNHALTED", 0x07},          /* 076H, CU: PERF_CTL[2:0] */
+        {"DISPATCH_STALLS", 0x07},           /* 0D1H, DE */
+        {"L2_CACHE_MISS", 0x07},             /* 07EH, CU */
+        {"REQUESTS_TO_L2", 0x07},            /* 07DH */
+        {"INSTRUCTION_CACHE_FETCHES", 0x07}, /* 080H, IC/DE */
+        {"PAGE_SPLINTERING", 0x07},          /* 165H: EventSelect[7:4] = 6, CU */
+        {"RETIRED_INSTRUCTIONS", 0x3f},      /* 0C0H, EX/LS: all six */
+        {"DATA_CACHE_ACCESSES", 0x3f},       /* 040H, DC */
+        {"SEGMENT_REGISTER_LOADS", 0x3f},    /* 020H, LS */
+        {"DISPATCH_STALL_FOR_STQ_FULL", 0x3f}, /* 1D8H: exception, all six */
+        {"FPU_EXCEPTIONS", 0x3f},            /* 0DBH: exception */
+        {"DR3_BREAKPOINTS", 0x3f},           /* 0DFH */
+        {"IBS_OPS_TAGGED", 0x3f},            /* 1CFH, EX/LS */
+        {"LOAD_Q_STORE_Q_FULL", 0x07},       /* 023H: exception */
+        {"DATA_CACHE_REFILLS_FROM_NORTHBRIDGE", 0x07}, /* 043H */
+        {"UNIFIED_TLB_HIT", 0x07},           /* 045H */
+        {"UNIFIED_TLB_MISS", 0x07},          /* 046H */
+        {"CYCLES_FPU_EMPTY", 0x38},          /* 001H, FP: PERF_CTL[5:3] */
+        {"RETIRED_SSE_OPS", 0x08},           /* 003H: [3] */
+        {"RETIRED_SERIALIZING_OPS", 0x38},   /* 005H */
+        {"DISPATCHED_FPU_OPS:OPS_PIPE0", 0x38}, /* 000H, unit mask 01H: one nibble */
+        {"DISPATCHED_FPU_OPS", 0x08},        /* 000H, unit mask FFH: both nibbles, [3] */
+        {"MOVE_SCALAR_OPTIMIZATION", 0x08},  /* 004H, 4 unit-mask bits: [3] */
+        {"r0100", 0x38},                     /* 000H/01H */
+        {"r1100", 0x08},                     /* 000H/11H */
+        {"r0104", 0x38},                     /* 004H, one bit */
+        {"r0304", 0x08},                     /* 004H, two bits */
+        {"r000b", 0x08},                     /* 00BH */
+        {"r000d", 0x08},                     /* 00DH */
+        {"r0010", 0x38},                     /* 010H: FP unit */
+        {"r002d", 0x08},                     /* 02DH: [3] */
+        {"r002e", 0x09},                     /* 02EH: [3,0] */
+        {"r0131", 0x07},                     /* 031H, one unit-mask bit */
+        {"r0054", 0x07},                     /* 054H */
+        {"r0055", 0x07},                     /* 055H */
+        {"r008f", 0x01},                     /* 08FH: [0] */
+        {"r100000087", 0x01},                /* 187H */
+        {"r100000088", 0x01},                /* 188H */
+        {"r1000000c0", 0x38},                /* 1C0H: [5:3] */
+        {"r1000000d6", 0x3f},                /* 1D6H */
+        {"r00d2", 0x07},                     /* 0D2H, DE */
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        uint64_t m = f15h_mask_of(rows[i].spec);
+        if (m != rows[i].mask)
+            fail_msg("%s: mask 0x%llx, expected 0x%llx", rows[i].spec, (unsigned long long)m,
+                     (unsigned long long)rows[i].mask);
+    }
+}
+
+/* What no family 15h core counter takes is refused with its reason, never placed. */
+static void test_f15h_refused(void **state)
+{
+    (void)state;
+    const struct pmu_event_table *t = pmu_event_table_find("amd_fam15h");
+    static const char *const refused[] = {"r0331", "r00a0", "r00b5", "r00e0", "r1000000f0"};
+    struct pmu_event_enc e;
+    char err[256];
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        err[0] = 0;
+        assert_int_equal(pmu_event_parse(&t, 1, refused[i], &e, err, sizeof(err)), PMU_EV_ERR_NO_COUNTER);
+        assert_non_null(strstr(err, "family 15h"));
+    }
+    assert_int_equal(pmu_event_parse(&t, 1, "r0331", &e, err, sizeof(err)), PMU_EV_ERR_NO_COUNTER);
+    assert_non_null(strstr(err, "one unit-mask bit"));
+    /* The family 10h and K8 tables have no such rule: the same raw value takes every counter. */
+    const struct pmu_event_table *t10 = pmu_event_table_find("amd_fam10h");
+    assert_int_equal(pmu_event_parse(&t10, 1, "r0076", &e, err, sizeof(err)), 0);
+    assert_int_equal(e.cntmask, 0xf);
+    /* Family 17h+: 003H needs a counter pair (Merge event), which is not programmed: refused by name. */
+    const struct pmu_event_table *z2 = pmu_event_table_find("amd_fam17h_zen2");
+    assert_int_equal(pmu_event_parse(&z2, 1, "RETIRED_SSE_AVX_FLOPS:ADD_SUB_FLOPS", &e, err, sizeof(err)),
+                     PMU_EV_ERR_NO_COUNTER);
+    assert_non_null(strstr(err, "Merge"));
+    assert_int_equal(pmu_event_parse(&z2, 1, "r0076", &e, err, sizeof(err)), 0);
+    assert_int_equal(e.cntmask, 0x3f);
+}
+
+static void f15h_schedule(const char *const *specs, unsigned n, struct sched_result *r)
+{
+    struct sched_event ev[SCHED_MAX_EVENTS];
+    memset(ev, 0, sizeof(ev));
+    for (unsigned i = 0; i < n; i++)
+        ev[i] = ev_of("amd_fam15h", specs[i], false);
+    assert_int_equal(sched_assign(ev, n, f15h_avail, r), SCHED_OK);
+    check_valid(ev, n, f15h_avail, r);
+    for (unsigned i = 0; i < n; i++) /* each on a counter its own mask allows */
+        assert_true(f15h_mask_of(specs[i]) & (1ULL << r->a[i].counter));
+}
+
+/* The combinations of the issue: cycles, dispatch stalls and L2 misses as the 4th-6th events used to land on
+ * PERF_CTL3/4/5, where they count nothing. */
+static void test_f15h_schedule(void **state)
+{
+    (void)state;
+    struct sched_result r;
+    static const char *const six[] = {"RETIRED_INSTRUCTIONS", "RETIRED_BRANCH_INSTRUCTIONS", "DATA_CACHE_ACCESSES",
+                                      "CPU_CLK_UNHALTED",     "DISPATCH_STALLS",             "L2_CACHE_MISS"};
+    f15h_schedule(six, 6, &r);
+    assert_int_equal(r.ngroups, 1);
+    for (unsigned i = 3; i < 6; i++)
+        assert_true(r.a[i].counter <= 2); /* the [2:0] events on PERF_CTL0-2 */
+    for (unsigned i = 0; i < 3; i++)
+        assert_true(r.a[i].counter >= 3); /* the unrestricted ones make room on 3-5 */
+
+    /* Four [2:0] events cannot share one group: two groups, never a fourth on PERF_CTL3. */
+    static const char *const four[] = {"CPU_CLK_UNHALTED", "DISPATCH_STALLS", "L2_CACHE_MISS", "REQUESTS_TO_L2"};
+    f15h_schedule(four, 4, &r);
+    assert_int_equal(r.ngroups, 2);
+    assert_true(r.optimal);
+
+    /* The exceptions together: 08FH on [0], 02EH on [3,0], 02DH on [3], an FP event and 1C0H on [5:3], one [2:0]
+     * event: 08FH owns PERF_CTL0 and 02DH PERF_CTL3, so 02EH has no counter left in that group: two groups. */
+    static const char *const ex[] = {"r008f", "r002e", "r002d", "CYCLES_FPU_EMPTY", "r1000000c0", "CPU_CLK_UNHALTED"};
+    f15h_schedule(ex, 6, &r);
+    assert_int_equal(r.ngroups, 2);
+    assert_true(r.optimal);
+    /* Without 02DH the rest fit in one group: 02EH on 3, 08FH on 0. */
+    static const char *const ex5[] = {"r008f", "r002e", "CYCLES_FPU_EMPTY", "r1000000c0", "CPU_CLK_UNHALTED"};
+    f15h_schedule(ex5, 5, &r);
+    assert_int_equal(r.ngroups, 1);
+    assert_int_equal(r.a[0].counter, 0);
+    assert_int_equal(r.a[1].counter, 3);
+
+    /* Six restricted events (the dry-run list of tests/boot/test_pmu.py): [2:0] x3, [3], [5:3] x2: one group,
+     * exactly one way. */
+    static const char *const dry[] = {"CPU_CLK_UNHALTED", "DISPATCH_STALLS",  "L2_CACHE_MISS",
+                                      "RETIRED_SSE_OPS",  "CYCLES_FPU_EMPTY", "RETIRED_SERIALIZING_OPS"};
+    f15h_schedule(dry, 6, &r);
+    assert_int_equal(r.ngroups, 1);
+    assert_int_equal(r.a[3].counter, 3);
+    /* A [0] event on top: four events want PERF_CTL0-2, two groups. */
+    static const char *const dry7[] = {"CPU_CLK_UNHALTED", "DISPATCH_STALLS",  "L2_CACHE_MISS",          "RETIRED_SSE_OPS",
+                                       "CYCLES_FPU_EMPTY", "RETIRED_SERIALIZING_OPS", "r008f"};
+    f15h_schedule(dry7, 7, &r);
+    assert_int_equal(r.ngroups, 2);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -347,6 +508,9 @@ int main(void)
         cmocka_unit_test(test_netburst_escr),
         cmocka_unit_test(test_minimal_against_brute_force),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_f15h_masks),
+        cmocka_unit_test(test_f15h_refused),
+        cmocka_unit_test(test_f15h_schedule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

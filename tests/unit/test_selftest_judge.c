@@ -11,6 +11,7 @@
 
 #include "pmu/event.h"
 #include "pmu/known_loop.h"
+#include "pmu/pmu_model.h"
 #include "pmu/selftest_judge.h"
 #include "pmu_events.h"
 
@@ -322,6 +323,61 @@ static void test_model_events(void **state)
     assert_null(st_model_events("ws"));
 }
 
+/* The off-core check's value per part: the flow's local-DRAM event (pmu_offcore_local_dram_event), parsed with the
+ * table the model row picks. Westmere-EP DP 06_2C has LOCAL_DRAM_AND_REMOTE_CACHE_HIT at bit 12 (libpfm4 wsm_dp;
+ * bit 13 is REMOTE_DRAM, 14 OTHER_LLC_MISS), Westmere 06_25 LOCAL_DRAM at bit 13 (libpfm4 wsm), Nehalem and
+ * Westmere-EX 06_2F LOCAL_DRAM at bit 14 ([NHM] Table 12; perf westmereex/memory.json LOCAL_DRAM 4011H; the 06_2F
+ * row parses with wsm_dp, so the raw value). The old fixed 6001H was REMOTE_DRAM | OTHER_LLC_MISS on 06_2C: a
+ * chase on the local node counted almost nothing there. */
+static void test_offcore_value_per_part(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t model;
+        const char *table;
+        uint16_t value;
+    } parts[] = {{0x1a, "nhm", 0x4001}, {0x2e, "nhm", 0x4001}, {0x25, "wsm", 0x2001}, {0x2c, "wsm_dp", 0x1001},
+                 {0x2f, "wsm_dp", 0x4001}};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+        struct pmu_detect_input in;
+        struct pmu_caps caps;
+        memset(&in, 0, sizeof(in));
+        in.vendor = PMU_VENDOR_INTEL;
+        in.family = 6;
+        in.model = parts[i].model;
+        in.max_basic_leaf = 0xb;
+        in.leaf0a[0] = 3 | (4 << 8) | (48 << 16) | (7u << 24);
+        in.leaf0a[3] = 3 | (48 << 5);
+        pmu_detect(&in, &caps);
+        assert_non_null(caps.event_table);
+        assert_string_equal(caps.event_table, parts[i].table);
+        const char *spec = pmu_offcore_local_dram_event(caps.event_table, 6, parts[i].model);
+        assert_non_null(spec);
+        const struct pmu_event_table *t = pmu_event_table_find(caps.event_table);
+        struct pmu_event_enc e;
+        char err[200];
+        if (pmu_event_parse(&t, 1, spec, &e, err, sizeof(err)))
+            fail_msg("%s: %s", spec, err);
+        assert_int_equal(e.extra_msr, 0x1A6);
+        assert_int_equal(e.extra, parts[i].value);
+        /* The judge with the byte swap as control: a DRAM-bound chase passes, swapped halves fail. */
+        struct st_check c;
+        uint16_t sw = st_swap_bytes16((uint16_t)e.extra);
+        st_check_init(&c, "offcore_request_response", "pmc0", spec, 0);
+        st_judge_offcore(&c, (uint16_t)e.extra, 3900, sw, 10, 4096);
+        assert_int_equal(c.status, ST_OK);
+        st_check_init(&c, "offcore_request_response", "pmc0", spec, 0);
+        st_judge_offcore(&c, (uint16_t)e.extra, 10, sw, 3900, 4096);
+        assert_int_equal(c.status, ST_FAILED);
+    }
+    /* The request and response halves of the three values. */
+    assert_int_equal(st_swap_bytes16(0x1001), 0x0110);
+    assert_int_equal(st_swap_bytes16(0x2001), 0x0120);
+    assert_int_equal(st_swap_bytes16(0x4001), 0x0140);
+    assert_null(pmu_offcore_local_dram_event("amd_fam10h", 0x10, 4));
+    assert_null(pmu_offcore_local_dram_event(NULL, 6, 0x2c));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_instructions),
         cmocka_unit_test(test_cmask_inv),
         cmocka_unit_test(test_offcore_request_response),
+        cmocka_unit_test(test_offcore_value_per_part),
         cmocka_unit_test(test_uncore_stream),
         cmocka_unit_test(test_console_line),
         cmocka_unit_test(test_disabled_counter_line),
