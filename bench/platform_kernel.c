@@ -160,20 +160,18 @@ int plat_alloc_code(struct plat_buf *b, uint64_t bytes, const char *why)
     return plat_alloc(b, bytes, PLAT_PAGE_DEFAULT, -1, why);
 }
 
-int plat_guard_begin(const struct guard *g, char *why, size_t whylen)
+int plat_guard_run(const struct guard *g, void (*fn)(void *ctx), void *ctx, size_t ctx_len, char *why, size_t whylen)
 {
+    (void)ctx_len;
     guard_set(g); /* before the watchdog can fire: its NMI names the guarded code */
     if (watchdog_arm(g->timeout_ms, why, whylen) != 0) {
         guard_set(NULL);
-        return -1;
+        return PLAT_GUARD_NOT_RUN;
     }
-    return 0;
-}
-
-void plat_guard_end(void)
-{
+    fn(ctx); /* a fault or the watchdog's NMI ends the run from here (kernel/panic.c, kernel/watchdog.c) */
     watchdog_disarm();
     guard_set(NULL);
+    return PLAT_GUARD_RAN;
 }
 
 struct json *plat_rec_begin(const char *type) { return rec_begin(type); }
