@@ -13,6 +13,11 @@ enum cfg_turbo { CFG_TURBO_LEAVE, CFG_TURBO_OFF }; /* turbo=: leave it as the fi
 #define CFG_SERIAL_NONE 0
 
 #define CFG_LINE_MAX 255 /* longest pmubench.cfg line, excluding the line end */
+/* Largest pmubench.cfg, in bytes: the one limit of the image (boot/ reads at most this much, kernel/boot_info.h),
+ * the hosted runner's --cfg and the snippet writer (scripts/pmb/snippet.py CFG_FILE_MAX). It holds the largest
+ * file `pmubench snippet --print-config` writes: 16 snippets of 2048 code and 2048 init bytes, 64 bytes per hex line,
+ * with their comments and keys (about 220 KiB). docs/config.md, "pmubench.cfg syntax". */
+#define CFG_FILE_MAX (256u * 1024u)
 #define CFG_KEY_COUNT_ 16 /* = CFG_KEY_COUNT below (struct config needs it first) */
 
 struct config {

@@ -123,10 +123,11 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap)
             break;
-        if (cap >= (1u << 24)) {
+        if (cap > CFG_FILE_MAX) {
             fclose(f);
             free(buf);
-            fmt_snprintf(err, errlen, "--cfg %s: larger than 16 MiB (is this a config file?)", path);
+            fmt_snprintf(err, errlen, "--cfg %s: file larger than %u bytes (the limit of pmubench.cfg, docs/config.md)",
+                         path, CFG_FILE_MAX);
             return NULL;
         }
         cap *= 2;
@@ -137,6 +138,12 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
     if (bad) {
         free(buf);
         fmt_snprintf(err, errlen, "--cfg %s: read error", path);
+        return NULL;
+    }
+    if (n > CFG_FILE_MAX) {
+        free(buf);
+        fmt_snprintf(err, errlen, "--cfg %s: file larger than %u bytes (the limit of pmubench.cfg, docs/config.md)",
+                     path, CFG_FILE_MAX);
         return NULL;
     }
     *len = n;
