@@ -562,8 +562,15 @@ def describe_crash(rec, snippets=None):
     sn = rec.get("snippet")
     where = ""
     if isinstance(sn, dict):
-        name, part, off = sn.get("name"), sn.get("part", "code"), sn.get("offset")
-        where = "in snippet %s, %s at offset %s" % (name, part, off)
+        name, part, off = sn.get("name"), sn.get("part"), sn.get("offset")
+        if part == "outside":
+            where = "in snippet %s, outside its code" % name
+        elif part is None:
+            where = "in snippet %s" % name
+        elif off is None:
+            where = "in snippet %s, %s" % (name, part)
+        else:
+            where = "in snippet %s, %s at offset %s" % (name, part, off)
         s = by_name.get(name)
         if s is not None and isinstance(off, int):
             st = statement_at(s.init_asm if part == "init" else s.asm, off)
