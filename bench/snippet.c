@@ -290,12 +290,31 @@ struct sn_job {
     int rc;
     struct meas_result mr;
     struct snippet_result r;
+    char why[96], instructions_method[64]; /* r's strings, as text: the caller follows no pointer the code wrote */
 };
 
 static void run_job(void *arg)
 {
     struct sn_job *j = arg;
     j->rc = snippet_measure(j->s, j->big, j->small, j->r14, NULL, NULL, &j->mr, &j->r);
+    fmt_snprintf(j->why, sizeof(j->why), "%s", j->r.why ? j->r.why : "");
+    fmt_snprintf(j->instructions_method, sizeof(j->instructions_method), "%s",
+                 j->r.instructions_method ? j->r.instructions_method : "");
+}
+
+/* What the guarded call handed back, as the caller may use it: its text NUL-terminated and r's pointers to it
+ * (in the hosted runner the job came from a process the snippet could write anywhere in). */
+static void job_result(struct sn_job *j)
+{
+    j->why[sizeof(j->why) - 1] = 0;
+    j->instructions_method[sizeof(j->instructions_method) - 1] = 0;
+    j->r.cycles_method_buf[sizeof(j->r.cycles_method_buf) - 1] = 0;
+    j->r.counters_why[sizeof(j->r.counters_why) - 1] = 0;
+    j->r.why = j->why[0] ? j->why : "the measurement failed";
+    j->r.cycles_method = j->r.cycles_method_buf;
+    j->r.instructions_method = j->instructions_method[0] ? j->instructions_method : NULL;
+    for (size_t i = 0; i < SNIPPET_EVENTS_MAX; i++)
+        j->r.counter_used[i] = NULL; /* not written to the record */
 }
 
 static void run_one(const struct snippet *s)
@@ -346,6 +365,7 @@ static void run_one(const struct snippet *s)
                     s->name);
         return;
     }
+    job_result(&job);
     const struct meas_result mr = job.mr;
     const struct snippet_result r = job.r;
     if (job.rc != 0) {

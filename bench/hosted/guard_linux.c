@@ -43,9 +43,10 @@
  *           child is past handling signals. Then it writes the record: `crash` (kind "signal", "exit") or `error`
  *           (`<what>_timeout`), with the guard's object (kernel/guard.h: part and offset).
  *
- * A snippet can corrupt anything in its own process, the handlers and the shared page included: the parent
- * trusts nothing but the child's exit (a clean exit with the "done" mark, else a crash) and the kernel's word
- * on how it ended, so the worst a snippet can do is end as a crash record without a RIP.
+ * A snippet can write anywhere in its own process, the handlers and the shared page included. The parent uses the
+ * copied ctx only after a clean exit with the "done" mark, and the callers follow no pointer found in it
+ * (bench/snippet.c job_result); a handler that can no longer run ends the child by the kernel's default action,
+ * which the parent reports as a crash without a RIP. So the worst a snippet can do is forge its own figures.
  */
 
 #define GUARD_SHARED_BYTES (64 * 1024)
