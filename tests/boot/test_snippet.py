@@ -1,6 +1,8 @@
 """User snippets in the real image under QEMU TCG: a good snippet measured, a faulting one named in the crash
 record with its offset, one that never returns stopped by the watchdog on another CPU, and bad sections refused.
 (TCG runs the code but its timing means nothing: these tests assert behaviour, never cycles.)"""
+import pytest
+
 from conftest import boot
 
 GOOD = """bench=snippet
@@ -97,6 +99,30 @@ def test_bad_sections_are_a_config_error():
         assert err and want in err[0]["message"], (cfg, err)
 
 
+# The hosted runner's hostile cases (test_hosted_hostile_snippet_is_contained below) in the image: the same snippet
+# and the same location, by the CPU's exception; the image then ends the run (docs/snippets.md, "Safety").
+@pytest.mark.parametrize("code,extra,vector,part,offset", [
+    ("c3", "", 14, "outside", None),                          # ret: #PF at the popped address
+    ("e9 00 00 00 10", "", 14, "outside", None),              # a far jump
+    ("50", "", 14, "outside", None),                          # push without pop: ret to RAX
+    ("48 31 e4", "", 8, "harness", None),                     # xor rsp, rsp: #DF on the IST stack
+    ("50", "loop = 1000000\n", 8, "code", 0),                 # stack overflow: the guard page below its stack
+    ("b8 e7 00 00 00 31 ff 0f 05", "", 6, "code", 7),         # exit_group: syscall is #UD (EFER.SCE off)
+    ("0f 05", "", 6, "code", 0),
+    ("cd 80", "", 13, "code", 0),                             # int 0x80: #GP
+])
+def test_hostile_snippet_in_the_image(code, extra, vector, part, offset):
+    cfg = ("bench=snippet\n[snippet before]\ncode = 48 01 c0\n[snippet bad]\ncode = %s\n%s[snippet after]\ncode = 90\n"
+           % (code, extra))
+    b = boot(cpu="Nehalem", smp=2, mem="1G", cfg_text=cfg, timeout=120)
+    assert b.run.status == "crashed"
+    assert [r["name"] for r in b.run.by_type("snippet")] == ["before"]
+    c = b.one("crash")
+    assert c["vector"] == vector and c["snippet"]["name"] == "bad" and c["snippet"]["part"] == part
+    if offset is not None:
+        assert c["snippet"]["offset"] == offset
+
+
 def largest_config(bench="snippet"):
     """The largest pmubench.cfg the snippet writer emits: 16 snippets of 2048 code and 2048 init bytes (NOPs, so the
     run stays short under TCG), each with its assembly as comments and every key, through scripts/pmb/snippet.py."""
@@ -142,7 +168,6 @@ import os  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-import pytest  # noqa: E402
 
 from conftest import ROOT  # noqa: E402
 
