@@ -200,6 +200,8 @@ test_snippet_gen.links      := bench/snippet_gen.c
 test_snippet.links          := $(BENCH_ON_FAKE_PLATFORM) bench/snippet.c bench/snippet_gen.c bench/snippet_cfg.c kernel/config.c \
     bench/bench.c bench/bench_select.c $(filter-out bench/lat_plan.c,$(wildcard bench/lat*.c)) measure/knee.c
 test_snippet.libs           := -pthread
+test_guard_linux.links      := bench/hosted/guard_linux.c kernel/guard.c kernel/record.c kernel/crc32.c kernel/json.c \
+                               kernel/fmt.c
 
 UNIT_TESTS := $(sort $(basename $(notdir $(wildcard tests/unit/test_*.c))))
 UNIT_BINS  := $(addprefix $(BUILD)/host/,$(UNIT_TESTS))
