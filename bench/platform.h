@@ -114,8 +114,10 @@ int plat_alloc_code(struct plat_buf *b, uint64_t bytes, const char *why);
  *   PLAT_GUARD_FAILED   (hosted runner only) the code faulted, made a system call or did not return within
  *                       g->timeout_ms: the `crash` or `error` record naming g's part and offset is written, the
  *                       run goes on (its end record says `crashed` / `error`: host_guard_status).
- * The image never returns after a failure: a fault gives the `crash` record and the end record "crashed", a
- * timeout the watchdog NMI's `error` record and "error" (docs/snippets.md, "Safety"). fn must write no record. */
+ * The image runs fn on a stack of its own with an absent guard page below, and never returns after a failure: a
+ * fault gives the `crash` record and the end record "crashed", a timeout the watchdog NMI's `error` record and
+ * "error" (docs/snippets.md, "Safety"). In the hosted runner fn can make no system call (the seccomp filter traps
+ * it like the code's): no record, no output, no allocation that needs the kernel. */
 enum { PLAT_GUARD_RAN = 0, PLAT_GUARD_NOT_RUN = -1, PLAT_GUARD_FAILED = 1 };
 int plat_guard_run(const struct guard *g, void (*fn)(void *ctx), void *ctx, size_t ctx_len, char *why,
                    size_t whylen);
