@@ -312,7 +312,7 @@ int plat_guard_run(const struct guard *g, void (*fn)(void *ctx), void *ctx, size
         child_main(g, fn, ctx, ctx_len);
     }
     close(pfd[1]);
-    bool ended = wait_hup(pfd[0], (int)MIN(g->timeout_ms, (uint32_t)INT32_MAX));
+    bool ended = wait_hup(pfd[0], g->timeout_ms ? (int)MIN(g->timeout_ms, (uint32_t)INT32_MAX) : -1); /* 0: none */
     bool timed_out = false, killed = false;
     if (!ended) {
         timed_out = true;
