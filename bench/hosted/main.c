@@ -24,7 +24,11 @@ static void usage(void)
     printf("usage: pmubench-host [--cfg FILE] [key=value ...]\n"
            "Runs pmubench's benchmarks as a Linux process and prints the same JSON records\n"
            "(run ... end with CRC-32) and tables the UEFI image prints on serial. --cfg FILE reads a\n"
-           "pmubench.cfg (its keys, then its [snippet NAME] sections); key=value arguments override it.\n"
+           "pmubench.cfg (its keys, then its [snippet NAME] sections; one file, at most 262144 bytes);\n"
+           "key=value arguments override it. Snippets run in a child process that may make no system call.\n"
+           "Exit status: 0 the run ended ok; 1 it ended crashed or error (a snippet faulted, made a system\n"
+           "call or timed out: the other results are in the records); 2 bad input (config, --cfg), one line on\n"
+           "stderr. docs/config.md, \"The hosted runner\".\n"
            "Keys are pmubench.cfg's:\n");
     const char *name, *values;
     for (size_t i = 0; config_key_help(i, &name, &values); i++)
