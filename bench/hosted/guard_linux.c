@@ -33,7 +33,7 @@
  *   child   inherits the parent's CPU pinning (the main thread's: the CPU the run measures on), takes an
  *           alternate signal stack and handlers for every fault signal, SIGSYS and the timeout signal, sets
  *           no_new_privs and a seccomp filter that traps (SIGSYS) every system call except exit_group from one
- *           instruction of its own (guard_exit below), then runs fn(ctx). Everything after the filter, the
+ *           instruction of its own (the exit stub below), then runs fn(ctx). Everything after the filter, the
  *           measurement harness included, makes no system call (measure/engine.c reads the TSC; bench/snippet.c
  *           writes no record in fn). On return it copies ctx into memory shared with the parent and exits; a
  *           signal handler writes what happened (signal, RIP, RSP, address, system call number) there instead.
@@ -66,6 +66,10 @@ struct shared {
     uint8_t ctx[];
 };
 
+/* The child's code runs no sanitizer hook (the unit tests build this file with ASan, whose hooks make system calls:
+ * after the filter, those would be trapped like the snippet's). */
+#define CHILD_CODE __attribute__((no_sanitize("address", "undefined")))
+
 static struct shared *SH;
 static int worst; /* 0 ok, 1 a timeout (end "error"), 2 a crash (end "crashed") */
 static uint8_t altstack[64 * 1024] __attribute__((aligned(64)));
@@ -90,21 +94,36 @@ int plat_alloc_code(struct plat_buf *b, uint64_t bytes, const char *why)
     return 0;
 }
 
-/* exit_group(code) from the one instruction the seccomp filter lets through: guard_exit_allowed is the address
- * after it, which is what the kernel shows the filter (seccomp_data.instruction_pointer). */
+/* exit_group(code) from the one instruction the seccomp filter lets through. The stub is machine code in a page
+ * of its own (written once by the parent, then read-only and executable, inherited by every child), so that its
+ * address is known without asm in this file: mov eax, 231 (SYS_exit_group); syscall; ud2. The filter sees the
+ * address after the syscall instruction (seccomp_data.instruction_pointer): exit_stub + EXIT_STUB_ALLOWED. */
 _Static_assert(SYS_exit_group == 231, "x86-64 exit_group");
-__attribute__((noreturn)) void pmb_guard_exit(int code);
-extern const char pmb_guard_exit_allowed[];
-__asm__(".text\n"
-        ".globl pmb_guard_exit\n"
-        ".type pmb_guard_exit, @function\n"
-        "pmb_guard_exit:\n"
-        "    mov $231, %eax\n" /* SYS_exit_group */
-        "    syscall\n"
-        ".globl pmb_guard_exit_allowed\n"
-        "pmb_guard_exit_allowed:\n"
-        "    ud2\n"
-        ".size pmb_guard_exit, . - pmb_guard_exit\n");
+static const uint8_t exit_stub_code[] = {0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x0f, 0x0b};
+#define EXIT_STUB_ALLOWED 7
+static void (*exit_stub)(int code); /* edi = code */
+
+static int make_exit_stub(void)
+{
+    if (exit_stub)
+        return 0;
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    memcpy(p, exit_stub_code, sizeof(exit_stub_code));
+    if (mprotect(p, 4096, PROT_READ | PROT_EXEC) != 0) {
+        munmap(p, 4096);
+        return -1;
+    }
+    exit_stub = (void (*)(int))(uintptr_t)p;
+    return 0;
+}
+
+CHILD_CODE __attribute__((noreturn)) void host_guard_exit(int code)
+{
+    exit_stub(code);
+    __builtin_unreachable();
+}
 
 static const char *signame(int sig)
 {
@@ -123,10 +142,6 @@ static const char *signame(int sig)
 }
 
 /* ---- the child ------------------------------------------------------------------------------------------- */
-
-/* The child runs no sanitizer hook either (the unit tests build this file with ASan, whose hooks make system calls:
- * after the filter, those would be trapped like the snippet's). */
-#define CHILD_CODE __attribute__((no_sanitize("address", "undefined")))
 
 CHILD_CODE static void child_on_signal(int sig, siginfo_t *si, void *uc_)
 {
@@ -153,13 +168,13 @@ CHILD_CODE static void child_on_signal(int sig, siginfo_t *si, void *uc_)
     }
     SH->rip = rip;
     __atomic_store_n(&SH->state, sig == TIMEOUT_SIG ? ST_TIMEOUT : ST_SIGNAL, __ATOMIC_RELEASE);
-    pmb_guard_exit(3);
+    host_guard_exit(3);
 }
 
-/* Lets exit_group through from pmb_guard_exit alone; every other system call, from anywhere, traps (SIGSYS). */
+/* Lets exit_group through from the exit stub alone; every other system call, from anywhere, traps (SIGSYS). */
 static int install_filter(void)
 {
-    uint64_t ip = (uint64_t)(uintptr_t)pmb_guard_exit_allowed;
+    uint64_t ip = (uint64_t)(uintptr_t)exit_stub + EXIT_STUB_ALLOWED;
     struct sock_filter f[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 7),
@@ -214,11 +229,11 @@ CHILD_CODE static __attribute__((noreturn)) void child_main(const struct guard *
         setup_failed("sigprocmask");
     if (install_filter() != 0)
         setup_failed("seccomp filter");
-    /* From here on: no system call but pmb_guard_exit's. */
+    /* From here on: no system call but the exit stub's. */
     fn(ctx);
     memcpy(SH->ctx, ctx, ctx_len);
     __atomic_store_n(&SH->state, ST_DONE, __ATOMIC_RELEASE);
-    pmb_guard_exit(0);
+    host_guard_exit(0);
 }
 
 /* ---- the parent ------------------------------------------------------------------------------------------ */
@@ -284,6 +299,10 @@ int plat_guard_run(const struct guard *g, void (*fn)(void *ctx), void *ctx, size
             return PLAT_GUARD_NOT_RUN;
         }
         SH = p;
+    }
+    if (make_exit_stub() != 0) {
+        fmt_snprintf(why, whylen, "no page for the child's exit path: %s", strerror(errno));
+        return PLAT_GUARD_NOT_RUN;
     }
     if (ctx_len > GUARD_SHARED_BYTES - sizeof(struct shared)) {
         fmt_snprintf(why, whylen, "guarded call's context of %zu bytes does not fit the shared page", ctx_len);

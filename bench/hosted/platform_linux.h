@@ -39,6 +39,9 @@ struct record_stream *host_records(void);
 /* How the run must end after the guarded calls so far (bench/platform.h plat_guard_run): "ok", "error" (a
  * timeout) or "crashed" (a fault, a system call, a child that died). */
 const char *host_guard_status(void);
+/* The guarded child's way out (exit_group through the one instruction its seccomp filter allows), for a test of
+ * code that jumps into it. */
+__attribute__((noreturn)) void host_guard_exit(int code);
 /* crash_test=KIND where the hosted runner can raise it (ud, gp, pf: host_crash_test_known; "" is none): the fault
  * in a guarded child process, its crash record written. 0, or -1 with why. */
 bool host_crash_test_known(const char *kind);

@@ -136,11 +136,11 @@ static void test_timeout_reports_where(void **state)
 }
 
 /* The code jumps into the runner's own exit path (the one exit_group the filter lets through): no result. */
-void pmb_guard_exit(int code);
+__attribute__((no_sanitize("address", "undefined"))) /* ASan's hook before a noreturn call makes system calls */
 static void exit_early(void *arg)
 {
     (void)arg;
-    pmb_guard_exit(0);
+    host_guard_exit(0);
 }
 
 static void test_exit_without_result(void **state)
