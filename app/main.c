@@ -58,9 +58,12 @@ enum run_status app_main(void)
         rec_message("error", "config", "%s", K.cfg_err);
         return RUN_ERROR;
     }
-    char err[256];
-    if (bench_select(K.cfg.bench, err, sizeof(err)) != 0 ||
-        bench_configure(K.cfg.sections, K.cfg.sections_len, K.cfg.sections_line, "pmubench.cfg", err, sizeof(err)) != 0) {
+    char err[320];
+    int bad = bench_select(K.cfg.bench, err, sizeof(err));
+    if (bad)
+        config_blame(&K.cfg, CFG_KEY_BENCH, err, sizeof(err)); /* "pmubench.cfg:2: ..." or "load options: ..." */
+    if (bad || bench_configure(K.cfg.sections, K.cfg.sections_len, K.cfg.sections_line, "pmubench.cfg", err,
+                               sizeof(err)) != 0) {
         kprintf("pmubench: config error: %s\n", err);
         rec_message("error", "config", "%s", err);
         return RUN_ERROR;

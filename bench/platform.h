@@ -105,13 +105,22 @@ const struct cpu_info *plat_cpuinfo(void);
 /* Memory that may be written and then executed (default pages, zeroed, page aligned): the identity map, which
  * is executable (kernel), or an anonymous RWX mapping (Linux). 0 or -1 like plat_alloc; free with plat_free. */
 int plat_alloc_code(struct plat_buf *b, uint64_t bytes, const char *why);
-/* Runs what follows under the guard g (kernel/guard.h) until plat_guard_end: a fault inside g's regions gives a
- * `crash` record naming them and the offset, then the end record "crashed"; code that has not returned after
- * g->timeout_ms is stopped by a watchdog on another CPU (kernel: an NMI from an AP; Linux: a watchdog thread)
- * with an `error` record naming it, then the end record "error". Never a hang. Returns 0, or -1 with why when no
- * watchdog can be armed (then nothing is guarded and the code must not run). */
-int plat_guard_begin(const struct guard *g, char *why, size_t whylen);
-void plat_guard_end(void);
+/* Runs fn(ctx) under the guard g (kernel/guard.h): code the user brought, which may fault, hang, or (hosted) try to
+ * talk to the OS. Returns
+ *   PLAT_GUARD_RAN      fn returned; ctx (ctx_len bytes) holds what it wrote there. fn must keep its results in
+ *                       ctx (and in static data only what it reads): the hosted runner runs it in a child process
+ *                       and copies ctx back, nothing else.
+ *   PLAT_GUARD_NOT_RUN  nothing ran (no watchdog CPU, no child process ...): why says why; no record written.
+ *   PLAT_GUARD_FAILED   (hosted runner only) the code faulted, made a system call or did not return within
+ *                       g->timeout_ms: the `crash` or `error` record naming g's part and offset is written, the
+ *                       run goes on (its end record says `crashed` / `error`: host_guard_status).
+ * The image runs fn on a stack of its own with an absent guard page below, and never returns after a failure: a
+ * fault gives the `crash` record and the end record "crashed", a timeout the watchdog NMI's `error` record and
+ * "error" (docs/snippets.md, "Safety"). In the hosted runner fn can make no system call (the seccomp filter traps
+ * it like the code's): no record, no output, no allocation that needs the kernel. */
+enum { PLAT_GUARD_RAN = 0, PLAT_GUARD_NOT_RUN = -1, PLAT_GUARD_FAILED = 1 };
+int plat_guard_run(const struct guard *g, void (*fn)(void *ctx), void *ctx, size_t ctx_len, char *why,
+                   size_t whylen);
 
 /* ---- run configuration ----------------------------------------------------------------------- */
 

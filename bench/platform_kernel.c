@@ -1,6 +1,7 @@
 /* platform_kernel.c - bench/platform.h on the UEFI kernel: pmm buffers remapped with paging_map, jobs on APs
  * through kernel/smp.h, clocks from K.time, records on the serial stream. */
 #include "bench/platform.h"
+#include "kernel/fmt.h"
 #include "kernel/kernel.h"
 #include "kernel/out.h"
 #include "kernel/paging.h"
@@ -160,20 +161,46 @@ int plat_alloc_code(struct plat_buf *b, uint64_t bytes, const char *why)
     return plat_alloc(b, bytes, PLAT_PAGE_DEFAULT, -1, why);
 }
 
-int plat_guard_begin(const struct guard *g, char *why, size_t whylen)
+/* kernel/isr.S */
+void call_on_stack(uint64_t stack_top, void (*fn)(void *), void *arg);
+
+/* The guarded code's own stack: 2 MiB (one buffer) whose lowest 4 KiB page is absent, so that a snippet pushing
+ * or calling without end faults on that guard page (a #PF whose delivery faults too: a #DF, which arrives on its
+ * own IST stack and writes the crash record) rather than writing over whatever lies below the kernel's stack.
+ * Kept for the whole run (the guard page is never mapped again). 0, or the stack's top. */
+static uint64_t guarded_stack_top(char *why, size_t whylen)
 {
+    static struct plat_buf stk;
+    if (!stk.ptr) {
+        if (plat_alloc(&stk, MiB(2), PAGE_4K, -1, "guarded code's stack") != 0) {
+            fmt_snprintf(why, whylen, "no memory for the guarded code's stack");
+            return 0;
+        }
+        if (paging_unmap_4k((uint64_t)(uintptr_t)stk.ptr) != 0) {
+            plat_free(&stk);
+            fmt_snprintf(why, whylen, "no guard page below the guarded code's stack");
+            return 0;
+        }
+    }
+    return (uint64_t)(uintptr_t)stk.ptr + stk.bytes;
+}
+
+int plat_guard_run(const struct guard *g, void (*fn)(void *ctx), void *ctx, size_t ctx_len, char *why, size_t whylen)
+{
+    (void)ctx_len;
+    uint64_t top = guarded_stack_top(why, whylen);
+    if (!top)
+        return PLAT_GUARD_NOT_RUN;
     guard_set(g); /* before the watchdog can fire: its NMI names the guarded code */
     if (watchdog_arm(g->timeout_ms, why, whylen) != 0) {
         guard_set(NULL);
-        return -1;
+        return PLAT_GUARD_NOT_RUN;
     }
-    return 0;
-}
-
-void plat_guard_end(void)
-{
+    /* A fault or the watchdog's NMI ends the run from here (kernel/panic.c, kernel/watchdog.c). */
+    call_on_stack(top, fn, ctx);
     watchdog_disarm();
     guard_set(NULL);
+    return PLAT_GUARD_RAN;
 }
 
 struct json *plat_rec_begin(const char *type) { return rec_begin(type); }

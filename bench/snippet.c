@@ -134,17 +134,20 @@ int snippet_measure(const struct snippet *s, void (*big)(void *), void (*small)(
     }
     /* Core cycles per TSC tick over this measurement's window from the cycle counter, else the ratio measured
      * before this benchmark (clock.h). A scripted clock (tests) counts cycles already: ratio 1. */
-    static char method[64];
+    /* Into r itself, not a static buffer: the hosted runner hands back only the job's memory (plat_guard_run). */
+    char *m = r->cycles_method_buf;
     if (clock) {
         r->ratio = 1;
-        r->cycles_method = "scripted clock";
+        fmt_snprintf(m, sizeof(r->cycles_method_buf), "scripted clock");
     } else if (ok0 && pmu_core_cycles_read(&c1) && (t1 = timing_rdtsc()) > t0 && c1 > c0) {
         r->ratio = (double)(c1 - c0) / (double)(t1 - t0);
-        fmt_snprintf(method, sizeof(method), "fixed_counter:%s", pmu_core_cycles_method());
-        r->cycles_method = method;
+        fmt_snprintf(m, sizeof(r->cycles_method_buf), "fixed_counter:%s", pmu_core_cycles_method());
     } else {
-        r->ratio = clock_core_ratio(&r->cycles_method);
+        const char *how = NULL;
+        r->ratio = clock_core_ratio(&how);
+        fmt_snprintf(m, sizeof(r->cycles_method_buf), "%s", how ? how : "core_tsc_ratio");
     }
+    r->cycles_method = m;
     double agg = s->aggregate == SNIPPET_AGG_MIN ? mr->st.min : mr->st.median;
     r->tsc_per_iter = agg;
     r->cycles = agg * r->ratio;
@@ -277,6 +280,43 @@ static void record_result(const struct snippet *s, const struct meas_result *mr,
 
 static struct plat_buf scratch;
 
+/* One guarded call: the inputs, and everything the measurement writes (plat_guard_run: the hosted runner runs it
+ * in a child process and copies this struct back, nothing else). */
+struct sn_job {
+    const struct snippet *s;
+    void (*big)(void *);
+    void (*small)(void *);
+    void *r14;
+    int rc;
+    struct meas_result mr;
+    struct snippet_result r;
+    char why[96], instructions_method[64]; /* r's strings, as text: the caller follows no pointer the code wrote */
+};
+
+static void run_job(void *arg)
+{
+    struct sn_job *j = arg;
+    j->rc = snippet_measure(j->s, j->big, j->small, j->r14, NULL, NULL, &j->mr, &j->r);
+    fmt_snprintf(j->why, sizeof(j->why), "%s", j->r.why ? j->r.why : "");
+    fmt_snprintf(j->instructions_method, sizeof(j->instructions_method), "%s",
+                 j->r.instructions_method ? j->r.instructions_method : "");
+}
+
+/* What the guarded call handed back, as the caller may use it: its text NUL-terminated and r's pointers to it
+ * (in the hosted runner the job came from a process the snippet could write anywhere in). */
+static void job_result(struct sn_job *j)
+{
+    j->why[sizeof(j->why) - 1] = 0;
+    j->instructions_method[sizeof(j->instructions_method) - 1] = 0;
+    j->r.cycles_method_buf[sizeof(j->r.cycles_method_buf) - 1] = 0;
+    j->r.counters_why[sizeof(j->r.counters_why) - 1] = 0;
+    j->r.why = j->why[0] ? j->why : "the measurement failed";
+    j->r.cycles_method = j->r.cycles_method_buf;
+    j->r.instructions_method = j->instructions_method[0] ? j->instructions_method : NULL;
+    for (size_t i = 0; i < SNIPPET_EVENTS_MAX; i++)
+        j->r.counter_used[i] = NULL; /* not written to the record */
+}
+
 static void run_one(const struct snippet *s)
 {
     uint32_t small_copies = s->unroll, big_copies = s->differencing ? 2 * s->unroll : s->unroll;
@@ -304,22 +344,31 @@ static void run_one(const struct snippet *s)
         g.r[g.n++] = (struct guard_region){"code", base[k] + lay[k]->code_off, lay[k]->copies_len, s->code_len};
         g.r[g.n++] = (struct guard_region){"harness", base[k], lay[k]->len, 0};
     }
-    void (*big)(void *) = (void (*)(void *))(uintptr_t)buf;
-    void (*small)(void *) = (void (*)(void *))(uintptr_t)(buf + small_at);
+    struct sn_job job = {
+        .s = s,
+        .big = (void (*)(void *))(uintptr_t)buf,
+        .small = s->differencing ? (void (*)(void *))(uintptr_t)(buf + small_at) : NULL,
+        .r14 = (uint8_t *)scratch.ptr + SCRATCH_BYTES / 2,
+    };
     char why[160];
-    if (plat_guard_begin(&g, why, sizeof(why)) != 0) {
-        plat_free(&code);
+    /* Our records only after it returns (the image's PMU may emit pmu_measure inside: a crash or timeout report
+     * drops a record left open, kernel/out.h rec_abort). */
+    int g_rc = plat_guard_run(&g, run_job, &job, sizeof(job), why, sizeof(why));
+    plat_free(&code);
+    if (g_rc == PLAT_GUARD_NOT_RUN) {
         record_unavailable(s, why);
         return;
     }
-    struct meas_result mr;
-    struct snippet_result r;
-    int rc = snippet_measure(s, big, s->differencing ? small : NULL, (uint8_t *)scratch.ptr + SCRATCH_BYTES / 2, NULL,
-                             NULL, &mr, &r);
-    plat_guard_end(); /* our records after this (the image's PMU may emit pmu_measure inside: a crash or timeout
-                       * report drops a record left open, kernel/out.h rec_abort) */
-    plat_free(&code);
-    if (rc != 0) {
+    if (g_rc != PLAT_GUARD_RAN) {
+        /* Hosted runner: the crash or timeout record names it; the next snippet runs in a fresh process. */
+        plat_printf("snippet %-20s failed: see the crash/error record above; going on with the next snippet\n",
+                    s->name);
+        return;
+    }
+    job_result(&job);
+    const struct meas_result mr = job.mr;
+    const struct snippet_result r = job.r;
+    if (job.rc != 0) {
         record_unavailable(s, r.why);
         return;
     }

@@ -24,7 +24,8 @@ struct snippet_result {
     double cycles;              /* the aggregate (median or min) in core cycles per copy */
     double tsc_per_iter;        /* the same in TSC ticks */
     double ratio;               /* core cycles per TSC tick used */
-    const char *cycles_method;  /* "fixed_counter:..." / "core_tsc_ratio:..." */
+    const char *cycles_method;  /* "fixed_counter:..." / "core_tsc_ratio:...": points to cycles_method_buf */
+    char cycles_method_buf[80];
     double instructions;        /* per copy, NaN when not counted */
     const char *instructions_method;
     size_t n_counters;

@@ -4,10 +4,11 @@
 #define PMB_BOOT_INFO_H
 
 #include "kernel/klib.h"
+#include "kernel/config.h"
 
 #define BOOT_INFO_MAGIC 0x504d424e4348424fULL /* "OBHCNBMP" */
 #define BOOT_MAX_MMAP 512
-#define BOOT_CFG_MAX 8192
+#define BOOT_CFG_MAX (CFG_FILE_MAX + 1) /* pmubench.cfg and its NUL */
 #define BOOT_ARGS_MAX 2048
 /* Below 1 MiB for the AP trampoline: page 0 real-mode code + data, page 1 a PML4 copy that a
  * 32-bit CR3 load can reach. */

@@ -417,7 +417,23 @@ static int apply(struct config *c, const struct where *w, const char *k, size_t 
     if (why)
         return fail(w, "bad value '%s' for '%s': %s", config_quote(v, vn).s, key->name, why);
     c->set_mask |= CFG_SET(key - keys);
+    c->key_origin[key - keys] = w->origin;
+    c->key_line[key - keys] = w->line;
     return 0;
+}
+
+int config_blame(const struct config *c, enum cfg_key_id id, char *err, size_t errlen)
+{
+    char msg[320];
+    if (!err || !errlen || (unsigned)id >= CFG_KEY_COUNT)
+        return -1;
+    fmt_snprintf(msg, sizeof(msg), "%s", err);
+    const char *origin = c->key_origin[id] ? c->key_origin[id] : "defaults";
+    if (c->key_line[id])
+        fmt_snprintf(err, errlen, "%s:%u: %s", origin, c->key_line[id], msg);
+    else
+        fmt_snprintf(err, errlen, "%s: %s", origin, msg);
+    return -1;
 }
 
 /* ---- front ends --------------------------------------------------------------------------- */

@@ -13,6 +13,12 @@ enum cfg_turbo { CFG_TURBO_LEAVE, CFG_TURBO_OFF }; /* turbo=: leave it as the fi
 #define CFG_SERIAL_NONE 0
 
 #define CFG_LINE_MAX 255 /* longest pmubench.cfg line, excluding the line end */
+/* Largest pmubench.cfg, in bytes: the one limit of the image (boot/ reads at most this much, kernel/boot_info.h),
+ * the hosted runner's --cfg and the snippet writer (scripts/pmb/snippet.py CFG_FILE_MAX). It holds the largest
+ * file `pmubench snippet --print-config` writes: 16 snippets of 2048 code and 2048 init bytes, 64 bytes per hex line,
+ * with their comments and keys (about 220 KiB). docs/config.md, "pmubench.cfg syntax". */
+#define CFG_FILE_MAX (256u * 1024u)
+#define CFG_KEY_COUNT_ 16 /* = CFG_KEY_COUNT below (struct config needs it first) */
 
 struct config {
     enum cfg_profile profile;
@@ -32,6 +38,10 @@ struct config {
     char crash_test[8];   /* none|ud|gp|pf|nested|ap_ud|ap_hang: fault on purpose (tests) */
     enum cfg_turbo turbo; /* leave|off, applied on every CPU (kernel/turbo.c) */
     uint32_t set_mask;    /* bit CFG_SET(key) per key given explicitly */
+    /* Where each key given explicitly was last set, for errors found after parsing (config_blame): the origin
+     * the parser was given (it must outlive the config: a literal, argv) and the line (0: load options). */
+    const char *key_origin[CFG_KEY_COUNT_];
+    unsigned key_line[CFG_KEY_COUNT_];
     /* The config file's sections ("[snippet NAME]" ...: docs/config.md, "Sections"): the text from the first
      * line starting with '[' to the end of the file, parsed by their owners (bench/snippet_cfg.h), not here.
      * It points into the text config_parse_file was given, which must outlive the run; NULL when none. */
@@ -61,6 +71,7 @@ enum cfg_key_id {
     CFG_KEY_COUNT
 };
 #define CFG_SET(id) (1u << (id))
+_Static_assert(CFG_KEY_COUNT == CFG_KEY_COUNT_, "CFG_KEY_COUNT_ follows the key list");
 
 void config_defaults(struct config *c);
 
@@ -90,6 +101,11 @@ struct cfg_quoted {
 struct cfg_quoted config_quote(const char *s, size_t n);
 /* and one error line "<origin>:<line>: <what>" ("<origin>: <what>" when line is 0) in err. Returns -1. */
 int config_verror(const char *origin, unsigned line, char *err, size_t errlen, const char *fmt, va_list ap);
+
+/* For a value that parsed but is refused later (bench= naming an unknown benchmark, a crash_test the program
+ * cannot raise): puts "<origin>:<line>: " (or "<origin>: ") of where key id was set in front of the message in
+ * err, so every config error names its origin and line. Returns -1. */
+int config_blame(const struct config *c, enum cfg_key_id id, char *err, size_t errlen);
 
 /* Writes an object with every key's effective value, in the syntax the parser accepts. */
 void config_to_json(const struct config *c, struct json *j);

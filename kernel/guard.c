@@ -54,7 +54,7 @@ void guard_json(struct json *j, uint64_t addr)
     json_obj_end(j);
 }
 
-void guard_timeout_json(struct json *j, uint32_t timeout_ms, bool have_rip, uint64_t rip, const char *stopper)
+void guard_timeout_json(struct json *j, uint32_t timeout_ms, bool have_rip, uint64_t rip, const char *action)
 {
     const struct guard *g = guard_current();
     const char *what = g && g->what ? g->what : "guarded code", *name = g && g->name ? g->name : "";
@@ -71,7 +71,6 @@ void guard_timeout_json(struct json *j, uint32_t timeout_ms, bool have_rip, uint
         json_kv_str(j, "name", name);
         json_obj_end(j);
     }
-    fmt_snprintf(msg, sizeof(msg), "%s '%s' did not return within %u ms; %s stopped the run", what, name, timeout_ms,
-                 stopper);
+    fmt_snprintf(msg, sizeof(msg), "%s '%s' did not return within %u ms; %s", what, name, timeout_ms, action);
     json_kv_str(j, "message", msg);
 }

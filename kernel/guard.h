@@ -40,9 +40,10 @@ bool guard_locate(uint64_t addr, const char **part, size_t *off);
  * addr lies in none of the regions). Nothing when no guard is in force. */
 void guard_json(struct json *j, uint64_t addr);
 
-/* Into an open `error` record, for guarded code that did not return within timeout_ms and was stopped by
- * `stopper` ("the watchdog on CPU 1", "the watchdog thread"): "what": "<what>_timeout", "timeout_ms", "rip" (when
- * known: have_rip), the guard's object (guard_json; without a RIP only its name) and a one-line "message". */
-void guard_timeout_json(struct json *j, uint32_t timeout_ms, bool have_rip, uint64_t rip, const char *stopper);
+/* Into an open `error` record, for guarded code that did not return within timeout_ms, with what was done about it
+ * (`action`: "the watchdog on CPU 1 stopped the run", "the hosted runner's watchdog stopped its process; the run
+ * goes on"): "what": "<what>_timeout", "timeout_ms", "rip" (when known: have_rip), the guard's object (guard_json;
+ * without a RIP only its name) and a one-line "message". */
+void guard_timeout_json(struct json *j, uint32_t timeout_ms, bool have_rip, uint64_t rip, const char *action);
 
 #endif

@@ -84,4 +84,18 @@ switch_stack_call:
     pushq $0
     jmp *%rsi
 
+/* void call_on_stack(uint64_t stack_top, void (*fn)(void *), void *arg) - fn(arg) on the stack that ends at
+ * stack_top (16-byte aligned), then back on the caller's stack. */
+    .globl call_on_stack
+    .hidden call_on_stack
+call_on_stack:
+    pushq %rbp
+    movq %rsp, %rbp
+    movq %rdi, %rsp
+    movq %rdx, %rdi
+    callq *%rsi
+    movq %rbp, %rsp
+    popq %rbp
+    ret
+
     .section .note.GNU-stack, "", @progbits

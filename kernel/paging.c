@@ -186,6 +186,20 @@ int paging_init(uint64_t top, bool have_1g)
     return 0;
 }
 
+int paging_unmap_4k(uint64_t addr)
+{
+    static const int shift[4] = {39, 30, 21, 12};
+    if ((addr & (PAGE_4K - 1)) || !pml4 || map_one(addr, PAGE_4K, CACHE_WB) != 0)
+        return -1;
+    uint64_t *t = pml4;
+    for (int lvl = 0; lvl < 3; lvl++)
+        t = (uint64_t *)(uintptr_t)(t[(addr >> shift[lvl]) & 511] & PTE_ADDR);
+    t[(addr >> 12) & 511] = 0;
+    count_leaf(PAGE_4K, -1);
+    write_cr3(read_cr3());
+    return 0;
+}
+
 uint64_t paging_page_size(uint64_t addr)
 {
     static const int shift[4] = {39, 30, 21, 12};

@@ -25,6 +25,9 @@ int paging_init(uint64_t top, bool have_1g);
 /* Remap [base, base+len) with the given page size (4K/2M/1G) and memory type; splits larger pages as
  * needed. Base and len must be aligned to page_size. Flushes the TLB. Returns 0 or -1. */
 int paging_map(uint64_t base, uint64_t len, uint64_t page_size, enum mem_cache cache);
+/* Makes the 4 KiB page at addr (aligned) absent, splitting a larger page: a guard page, so that an access to it
+ * faults (a stack growing into it). Flushes this CPU's TLB. 0 or -1. */
+int paging_unmap_4k(uint64_t addr);
 /* Page size currently mapping `addr` (0 if unmapped). */
 uint64_t paging_page_size(uint64_t addr);
 const struct paging_stats *paging_stats(void);

@@ -62,6 +62,8 @@ void run_desc_json_head(struct json *j, const struct run_desc *d)
         json_kv_uint(j, "cpus_madt", d->cpus_madt);
         json_kv_str(j, "cpus_note", d->cpus_note);
     }
+    if (d->max_cpus_note)
+        json_kv_str(j, "max_cpus_note", d->max_cpus_note);
     json_kv_uint(j, "numa_nodes", d->numa_nodes);
     json_key(j, "caches");
     run_desc_caches_json(j, d->cpu);

@@ -31,6 +31,7 @@ struct run_desc {
     uint32_t cpus_allowed;        /* optional: CPUs in the process's affinity mask */
     const char *cpus_note;        /* optional: what "cpus" counts, written with ... */
     uint32_t cpus_madt;           /* ... the enabled CPUs the MADT lists */
+    const char *max_cpus_note;    /* optional: max_cpus asked for more CPUs than the run has, and what it got */
     uint32_t numa_nodes;
     bool quick;                   /* "profile": "quick" or "full" */
     const char *profile_why;
@@ -40,7 +41,8 @@ struct run_desc {
 
 /* version, git, [platform, hosted, os], cpu {vendor, family, model, stepping, signature, brand, uarch,
  * hypervisor}, tsc_hz, tsc_method, [tsc_measured_hz, tsc_measured_ref], tsc_spread, invariant_tsc,
- * core_tsc_ratio, core_tsc_method, memory_bytes, cpus, [cpus_allowed], [cpus_madt, cpus_note], numa_nodes,
+ * core_tsc_ratio, core_tsc_method, memory_bytes, cpus, [cpus_allowed], [cpus_madt, cpus_note], [max_cpus_note],
+ * numa_nodes,
  * caches: the head of the record, up to where each program writes its "pmu" object. */
 void run_desc_json_head(struct json *j, const struct run_desc *d);
 /* profile, profile_why, config. */

@@ -81,9 +81,9 @@ bool watchdog_nmi(struct irq_frame *f)
     kprintf("\n!!! watchdog: %s '%s' did not return within %u ms (RIP %016lx); ending the run\n", what, name,
             wd.timeout_ms, f->rip);
     rec_abort();
-    char stopper[40];
-    fmt_snprintf(stopper, sizeof(stopper), "the watchdog on CPU %u", wd.cpu);
-    guard_timeout_json(rec_begin("error"), wd.timeout_ms, true, f->rip, stopper);
+    char action[64];
+    fmt_snprintf(action, sizeof(action), "the watchdog on CPU %u stopped the run", wd.cpu);
+    guard_timeout_json(rec_begin("error"), wd.timeout_ms, true, f->rip, action);
     rec_end();
     out_finish("error");
     machine_finish(RUN_ERROR);

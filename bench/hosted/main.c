@@ -24,7 +24,11 @@ static void usage(void)
     printf("usage: pmubench-host [--cfg FILE] [key=value ...]\n"
            "Runs pmubench's benchmarks as a Linux process and prints the same JSON records\n"
            "(run ... end with CRC-32) and tables the UEFI image prints on serial. --cfg FILE reads a\n"
-           "pmubench.cfg (its keys, then its [snippet NAME] sections); key=value arguments override it.\n"
+           "pmubench.cfg (its keys, then its [snippet NAME] sections; one file, at most 262144 bytes);\n"
+           "key=value arguments override it. Snippets run in a child process that may make no system call.\n"
+           "Exit status: 0 the run ended ok; 1 it ended crashed or error (a snippet faulted, made a system\n"
+           "call or timed out: the other results are in the records); 2 bad input (config, --cfg), one line on\n"
+           "stderr. docs/config.md, \"The hosted runner\".\n"
            "Keys are pmubench.cfg's:\n");
     const char *name, *values;
     for (size_t i = 0; config_key_help(i, &name, &values); i++)
@@ -64,6 +68,7 @@ static void run_record(const struct config *cfg, bool quick, const char *cfg_err
         .memory_bytes = h->memory_bytes,
         .cpus = h->cpus,
         .cpus_allowed = h->cpus_allowed,
+        .max_cpus_note = h->cpus_short[0] ? h->cpus_short : NULL,
         .numa_nodes = h->nodes,
         .quick = quick,
         .profile_why = cfg->profile == PROFILE_AUTO ? "auto: hosted runner" : "config",
@@ -122,10 +127,11 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap)
             break;
-        if (cap >= (1u << 24)) {
+        if (cap > CFG_FILE_MAX) {
             fclose(f);
             free(buf);
-            fmt_snprintf(err, errlen, "--cfg %s: larger than 16 MiB (is this a config file?)", path);
+            fmt_snprintf(err, errlen, "--cfg %s: file larger than %u bytes (the limit of pmubench.cfg, docs/config.md)",
+                         path, CFG_FILE_MAX);
             return NULL;
         }
         cap *= 2;
@@ -136,6 +142,12 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
     if (bad) {
         free(buf);
         fmt_snprintf(err, errlen, "--cfg %s: read error", path);
+        return NULL;
+    }
+    if (n > CFG_FILE_MAX) {
+        free(buf);
+        fmt_snprintf(err, errlen, "--cfg %s: file larger than %u bytes (the limit of pmubench.cfg, docs/config.md)",
+                     path, CFG_FILE_MAX);
         return NULL;
     }
     *len = n;
@@ -154,14 +166,21 @@ int main(int argc, char **argv)
             return 0;
         }
         if (!strcmp(argv[i], "--cfg") || !strncmp(argv[i], "--cfg=", 6)) {
+            const char *path;
             if (argv[i][5] == '=')
-                cfg_path = argv[i] + 6;
+                path = argv[i] + 6;
             else if (i + 1 < argc)
-                cfg_path = argv[++i];
+                path = argv[++i];
             else {
                 fprintf(stderr, "pmubench-host: --cfg needs a file name\n");
                 return 2;
             }
+            if (cfg_path) { /* one file: its sections and its line numbers are the run's (docs/config.md) */
+                fprintf(stderr, "pmubench-host: --cfg given twice (%s, then %s): give one config file; key=value "
+                                "arguments override its keys\n", cfg_path, path);
+                return 2;
+            }
+            cfg_path = path;
             continue;
         }
         size_t at = strlen(args);
@@ -184,8 +203,17 @@ int main(int argc, char **argv)
     if (!cfg_bad)
         cfg_bad = config_parse_args(&cfg, line, "command line", err, sizeof(err)) != 0;
     bool quick = cfg.profile == PROFILE_QUICK;
-    if (!cfg_bad && bench_select(cfg.bench, err, sizeof(err)) != 0)
+    if (!cfg_bad && bench_select(cfg.bench, err, sizeof(err)) != 0) {
+        config_blame(&cfg, CFG_KEY_BENCH, err, sizeof(err));
         cfg_bad = true;
+    }
+    if (!cfg_bad && !host_crash_test_known(cfg.crash_test)) {
+        char why[200];
+        host_crash_test(cfg.crash_test, why, sizeof(why)); /* only says why not */
+        fmt_snprintf(err, sizeof(err), "%s", why);
+        config_blame(&cfg, CFG_KEY_CRASH_TEST, err, sizeof(err));
+        cfg_bad = true;
+    }
     if (!cfg_bad && bench_configure(cfg.sections, cfg.sections_len, cfg.sections_line, cfg_path ? cfg_path : "config",
                                     err, sizeof(err)) != 0)
         cfg_bad = true;
@@ -197,19 +225,43 @@ int main(int argc, char **argv)
     }
     run_record(&cfg, quick, cfg_bad ? err : NULL);
     if (cfg_bad) {
-        printf("pmubench-host: config error: %s\n", err);
+        fprintf(stderr, "pmubench-host: config error: %s\n", err);
         struct json *j = plat_rec_begin("error");
         json_kv_str(j, "what", "config");
         json_kv_str(j, "message", err);
         plat_rec_end();
         record_finish(host_records(), "error");
         host_shutdown();
+        return 2;
+    }
+    const struct host_info *h = host_info();
+    if (h->cpus_short[0])
+        fprintf(stderr, "pmubench-host: %s\n", h->cpus_short);
+    double t_all = secs();
+    if (cfg.crash_test[0]) {
+        char why[200];
+        if (host_crash_test(cfg.crash_test, why, sizeof(why)) != 0) {
+            fprintf(stderr, "pmubench-host: %s\n", why);
+            struct json *j = plat_rec_begin("error");
+            json_kv_str(j, "what", "crash_test");
+            json_kv_str(j, "message", why);
+            plat_rec_end();
+            record_finish(host_records(), "error");
+            host_shutdown();
+            return 1;
+        }
+        /* As in the image, a crash test ends the run (crashed) before any benchmark. */
+        record_finish(host_records(), host_guard_status());
+        host_shutdown();
         return 1;
     }
-    double t_all = secs();
     bench_run_selected();
-    printf("pmubench-host: run ok after %.3f s\n", secs() - t_all);
-    record_finish(host_records(), "ok");
+    const char *status = host_guard_status();
+    printf("pmubench-host: run %s after %.3f s\n", status, secs() - t_all);
+    if (strcmp(status, "ok"))
+        fprintf(stderr, "pmubench-host: run ended '%s': a guarded call failed (its crash/error record says which); "
+                        "the other results are in the records\n", status);
+    record_finish(host_records(), status);
     host_shutdown();
-    return 0;
+    return strcmp(status, "ok") ? 1 : 0;
 }

@@ -745,6 +745,10 @@ int host_init(const struct config *cfg, bool quick, char *err, size_t errlen)
     }
     ncpu = n;
     H.cpus = ncpu;
+    if (cfg->max_cpus > ncpu)
+        fmt_snprintf(H.cpus_short, sizeof(H.cpus_short),
+                     "max_cpus=%u, but this process can use %u CPU(s) (%u in its affinity mask); running on %u",
+                     cfg->max_cpus, ncpu, H.cpus_allowed, ncpu);
     calibrate_tsc(quick);
     core_ratio();
     return 0;

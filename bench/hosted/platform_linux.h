@@ -20,6 +20,7 @@ struct host_info {
     uint64_t memory_bytes;      /* MemTotal */
     uint32_t cpus;              /* CPUs used (affinity mask, max_cpus) */
     uint32_t cpus_allowed;      /* CPUs in the affinity mask */
+    char cpus_short[160];       /* "" or why fewer CPUs than max_cpus asked for are used (stderr, run record) */
     uint32_t nodes;
     bool thp_madvise;           /* /sys/kernel/mm/transparent_hugepage/enabled allows madvise */
     uint64_t hugepages_2m_free, hugepages_1g_free;
@@ -35,6 +36,16 @@ int host_init(const struct config *cfg, bool quick, char *err, size_t errlen);
 const struct host_info *host_info(void);
 /* The record stream (stdout). */
 struct record_stream *host_records(void);
+/* How the run must end after the guarded calls so far (bench/platform.h plat_guard_run): "ok", "error" (a
+ * timeout) or "crashed" (a fault, a system call, a child that died). */
+const char *host_guard_status(void);
+/* The guarded child's way out (exit_group through the one instruction its seccomp filter allows), for a test of
+ * code that jumps into it. */
+__attribute__((noreturn)) void host_guard_exit(int code);
+/* crash_test=KIND where the hosted runner can raise it (ud, gp, pf: host_crash_test_known; "" is none): the fault
+ * in a guarded child process, its crash record written. 0, or -1 with why. */
+bool host_crash_test_known(const char *kind);
+int host_crash_test(const char *kind, char *why, size_t whylen);
 /* Stops the workers and drops the /dev/cpu_dma_latency request. */
 void host_shutdown(void);
 

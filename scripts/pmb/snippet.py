@@ -28,6 +28,7 @@ EVENTS_MAX = 8
 EVENT_LEN_MAX = 95
 GEN_MAX = 4 << 20          # bytes of generated code of one variant: code x unroll x 2 + init
 CFG_LINE_MAX = 255         # kernel/config.h
+CFG_FILE_MAX = 256 * 1024  # kernel/config.h: the largest pmubench.cfg the image and the hosted runner read
 HEX_PER_LINE = 64          # bytes per `code =` line: "code = " + 64 x "xx " = 199 characters
 
 _NAME_RE = re.compile(r"^[a-z0-9_]{1,%d}$" % NAME_MAX)
@@ -395,7 +396,12 @@ def config_text(snippets, globals=None):
     for ln in out:
         if len(ln) > CFG_LINE_MAX:       # cannot happen for what we write; a guard against a future key
             raise SnippetError("config line longer than %d characters: %s" % (CFG_LINE_MAX, _show(ln, 40)))
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    size = len(text.encode("utf-8"))
+    if size > CFG_FILE_MAX:              # the largest valid set fits (tests/host/test_snippet_host.py); a guard
+        raise SnippetError("the config would be %d bytes, more than the %d bytes pmubench.cfg may hold"
+                           % (size, CFG_FILE_MAX))
+    return text
 
 
 def parse_config(text):
@@ -556,8 +562,15 @@ def describe_crash(rec, snippets=None):
     sn = rec.get("snippet")
     where = ""
     if isinstance(sn, dict):
-        name, part, off = sn.get("name"), sn.get("part", "code"), sn.get("offset")
-        where = "in snippet %s, %s at offset %s" % (name, part, off)
+        name, part, off = sn.get("name"), sn.get("part"), sn.get("offset")
+        if part == "outside":
+            where = "in snippet %s, outside its code" % name
+        elif part is None:
+            where = "in snippet %s" % name
+        elif off is None:
+            where = "in snippet %s, %s" % (name, part)
+        else:
+            where = "in snippet %s, %s at offset %s" % (name, part, off)
         s = by_name.get(name)
         if s is not None and isinstance(off, int):
             st = statement_at(s.init_asm if part == "init" else s.asm, off)

@@ -72,3 +72,16 @@ def test_bios_halt_ends_with_a_final_line():
     lines = [ln.strip("\r") for ln in r.log.splitlines()]
     assert any(ln.startswith('{"type":"end","status":"ok"') for ln in lines)
     assert "pmubench: halted (on_finish=halt)" in lines[-3:]
+
+
+def test_bios_largest_config_is_read_whole():
+    """The Multiboot2 path reads the same 256 KiB (kernel/config.h CFG_FILE_MAX) as the UEFI one: the largest file
+    the snippet writer emits arrives whole (its 16 snippets run), one byte more is refused with the limit named."""
+    from test_snippet import largest_config
+    text, limit = largest_config()
+    b = bios_boot(cpu="Nehalem", smp=2, mem="1G", cfg_text=text, timeout=600)
+    assert b.run.status == "ok" and b.run.run["firmware"]["kind"] == "bios"
+    assert len(b.run.by_type("snippet")) == 16
+    b = bios_boot(cpu="Nehalem", smp=1, mem="512M", cfg_text=text + "#" * (limit + 1 - len(text)), timeout=90)
+    assert b.run.status == "error"
+    assert "pmubench.cfg: file larger than %d bytes" % limit in b.one("error")["message"]

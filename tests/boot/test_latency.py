@@ -295,12 +295,15 @@ def test_hosted_runner_same_records(host_bench):
 
 
 def test_hosted_runner_rejects_bad_config(host_bench):
+    # bad input: exit 2, the one-line reason on stderr, the record stream (run, error, end) on stdout
     p = run_host(host_bench, "bench=latency,nosuch", timeout=60)
-    assert p.returncode == 1
+    assert p.returncode == 2
     run = parse.parse_log(p.stdout)
     assert run.status == "error" and "nosuch" in run.first("error")["message"]
+    assert run.first("error")["message"].startswith("command line: bad value for 'bench'")
+    assert p.stderr.startswith("pmubench-host: config error: command line: bad value for 'bench'")
     p = run_host(host_bench, "profile=fast", timeout=60)
-    assert p.returncode == 1 and "profile" in parse.parse_log(p.stdout).first("error")["message"]
+    assert p.returncode == 2 and "profile" in parse.parse_log(p.stdout).first("error")["message"]
 
 
 def test_hosted_runner_bandwidth_branch_penalty(host_bench):

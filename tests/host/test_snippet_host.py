@@ -345,6 +345,40 @@ def test_timeout_error_is_explained_and_fails(tmp_path, monkeypatch, capsys):
     assert sn.describe_error(dict(e, message="watchdog fired")) == "error: snippet_timeout: snippet spin: watchdog fired"
 
 
+def test_crash_outside_the_code_and_system_call_are_explained():
+    rec = {"type": "crash", "kind": "signal", "name": "SIGSEGV", "rip": "0x5", "message": "snippet 'b' faulted",
+           "snippet": {"name": "b", "part": "outside"}}
+    assert sn.describe_crash(rec) == "crash: SIGSEGV in snippet b, outside its code: rip 0x5; snippet 'b' faulted"
+    rec = {"type": "crash", "kind": "signal", "name": "SIGKILL", "message": "killed", "snippet": {"name": "b"}}
+    assert sn.describe_crash(rec) == "crash: SIGKILL in snippet b: killed"
+
+
+def test_largest_config_fits_the_one_size_limit():
+    """16 snippets of 2048 code and init bytes with every key and their assembly as comments: the largest file the
+    writer emits is within CFG_FILE_MAX (kernel/config.h), which the image, the hosted runner and the writer share;
+    a file over it is refused here rather than by the image."""
+    snips = []
+    for i in range(sn.MAX_SNIPPETS):
+        name = ("s%02d_" % i).ljust(sn.NAME_MAX, "x")
+        snips.append(sn.Snippet(name, b"\x90" * sn.CODE_MAX, init=b"\x90" * sn.INIT_MAX, unroll=1, loop=sn.LOOP_MAX,
+                                warmup=sn.WARMUP_MAX, events=",".join(["E" * 24] * 8), differencing=False,
+                                aggregate="median", timeout_ms=sn.TIMEOUT_MAX_MS,
+                                source="%s: %s\ninit: %s" % (name, "; ".join(["nop"] * 2048), "; ".join(["nop"] * 2048))))
+    text = sn.config_text(snips, {"profile": "quick"})
+    assert 200 * 1024 < len(text) <= sn.CFG_FILE_MAX == 256 * 1024
+    assert sn.parse_config(text)[1] == snips
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "kernel", "config.h")) as f:
+        assert "#define CFG_FILE_MAX (256u * 1024u)" in f.read()
+    old = sn.CFG_FILE_MAX
+    try:
+        sn.CFG_FILE_MAX = len(text) - 1
+        with pytest.raises(sn.SnippetError, match=r"^the config would be %d bytes, more than the %d bytes pmubench.cfg "
+                                                  r"may hold$" % (len(text), len(text) - 1)):
+            sn.config_text(snips, {"profile": "quick"})
+    finally:
+        sn.CFG_FILE_MAX = old
+
+
 def test_unverifiable_output_fails(tmp_path, monkeypatch, capsys):
     lines, _ = _fake_runner(tmp_path, monkeypatch, [_snippet_record("s0", 1.0)])
     bad = tmp_path / "out.log"
@@ -448,3 +482,21 @@ def test_hosted_crash_names_the_snippet():
     assert r.returncode == sn.EXIT_RUN
     assert 'in snippet bad, code at offset 1 (snippet line 2: "ud2")' in r.stdout
     assert r.stdout.splitlines()[-1].startswith("run end: crashed")
+
+
+def test_hosted_failing_snippet_keeps_the_good_results():
+    """A snippet that takes its process down (ret: outside its own bytes) or makes a system call: the good snippets
+    around it keep their figures, the crash is explained, the run ends crashed with a verified end record."""
+    needs_hosted_cfg()
+    r = subprocess.run([sys.executable, PMUBENCH, "snippet", "--hosted", "--profile", "quick", "add rax, rax", "ret",
+                        "mov eax, 231; xor edi, edi; syscall", "imul rax, rax", "--name", "add", "--name", "ret",
+                        "--name", "exit", "--name", "imul"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
+    assert r.returncode == sn.EXIT_RUN, r.stderr
+    out = r.stdout.splitlines()
+    assert [ln.split()[0] for ln in out[1:3]] == ["add", "imul"]
+    assert any(ln.startswith("crash: SIGSEGV in snippet ret, outside its code") for ln in out), r.stdout
+    assert any(ln.startswith('crash: SIGSYS in snippet exit, code at offset 7 (snippet line 3: "syscall")')
+               for ln in out), r.stdout
+    assert out[-1].startswith("run end: crashed (") and "verified" in out[-1]
+    assert "Traceback" not in r.stderr

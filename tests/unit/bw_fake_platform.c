@@ -248,15 +248,16 @@ int plat_alloc_code(struct plat_buf *b, uint64_t bytes, const char *why)
     return 0;
 }
 
-int plat_guard_begin(const struct guard *g, char *why, size_t whylen)
+int plat_guard_run(const struct guard *g, void (*fn)(void *ctx), void *ctx, size_t ctx_len, char *why, size_t whylen)
 {
+    (void)ctx_len;
     if (FAKE.no_watchdog) {
         snprintf(why, whylen, "no watchdog: fake platform told so");
-        return -1;
+        return PLAT_GUARD_NOT_RUN;
     }
     guard_set(g);
     FAKE.guards++;
-    return 0;
+    fn(ctx);
+    guard_set(NULL);
+    return PLAT_GUARD_RAN;
 }
-
-void plat_guard_end(void) { guard_set(NULL); }

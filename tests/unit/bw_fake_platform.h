@@ -17,8 +17,8 @@ struct fake_platform {
     uint64_t short_page;   /* plat_alloc asked for this page size succeeds with 4 KiB pages (0: none), as
                               a THP request that the kernel did not honour */
     bool echo;             /* print the text output */
-    bool no_watchdog;      /* plat_guard_begin fails (a machine with one CPU) */
-    size_t guards;         /* plat_guard_begin calls that armed */
+    bool no_watchdog;      /* plat_guard_run refuses (a machine with one CPU) */
+    size_t guards;         /* plat_guard_run calls that ran */
     /* clocks (bench/clock.c): the TSC rate sources, and the core clock each CPU measures (by CPU id) */
     struct plat_tsc_source tsc_src[4];
     size_t ntsc_src;

@@ -111,7 +111,7 @@ static void test_key_help(void **state)
             config_key_help(k, &other, NULL);
             assert_string_not_equal(name, other);
         }
-        /* Every key's default, given explicitly, parses and changes nothing but set_mask. */
+        /* Every key's default, given explicitly, parses and changes nothing but set_mask and where it was set. */
         struct config d, c;
         config_defaults(&d);
         c = d;
@@ -119,7 +119,11 @@ static void test_key_help(void **state)
         snprintf(line, sizeof(line), "%s = \"%s\"\n", name, config_key_default(i));
         assert_int_equal(parse_file(&c, line), 0);
         assert_int_equal(c.set_mask, 1u << i);
+        assert_string_equal(c.key_origin[i], "pmubench.cfg");
+        assert_int_equal(c.key_line[i], 1);
         c.set_mask = 0;
+        c.key_origin[i] = NULL;
+        c.key_line[i] = 0;
         assert_memory_equal(&c, &d, sizeof(c));
     }
     assert_int_equal(i, CFG_KEY_COUNT);
@@ -651,6 +655,32 @@ static void test_fuzz(void **state)
     }
 }
 
+/* A value that parses but is refused later (bench= naming an unknown benchmark) is blamed on where it was set. */
+static void test_blame_names_origin_and_line(void **state)
+{
+    (void)state;
+    struct config c;
+    config_defaults(&c);
+    assert_int_equal(parse_file(&c, "# lab\nprofile = quick\nbench = latency,frob\n"), 0);
+    char e[320] = "bad value for 'bench': unknown benchmark 'frob'";
+    assert_int_equal(config_blame(&c, CFG_KEY_BENCH, e, sizeof(e)), -1);
+    assert_string_equal(e, "pmubench.cfg:3: bad value for 'bench': unknown benchmark 'frob'");
+    /* the load options set it last: their origin, no line */
+    assert_int_equal(parse_args(&c, "bench=frob"), 0);
+    snprintf(e, sizeof(e), "unknown benchmark 'frob'");
+    config_blame(&c, CFG_KEY_BENCH, e, sizeof(e));
+    assert_string_equal(e, "load options: unknown benchmark 'frob'");
+    /* never set: the defaults */
+    snprintf(e, sizeof(e), "x");
+    config_blame(&c, CFG_KEY_SEED, e, sizeof(e));
+    assert_string_equal(e, "defaults: x");
+    /* a failed parse leaves the earlier origin */
+    assert_int_equal(parse_file(&c, "bench = a\nbogus = 1\n"), -1);
+    snprintf(e, sizeof(e), "y");
+    config_blame(&c, CFG_KEY_BENCH, e, sizeof(e));
+    assert_string_equal(e, "load options: y");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -669,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_sections),
         cmocka_unit_test(test_error_buffer),
         cmocka_unit_test(test_fuzz),
+        cmocka_unit_test(test_blame_names_origin_and_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
