@@ -144,7 +144,7 @@ pmu-events: $(GEN_SRCS)
 # The bandwidth/branch/penalty/cycle-accounting code against a fake platform (malloc'd buffers, pthreads as
 # CPUs, records kept in memory: tests/unit/bw_fake_platform.c).
 BENCH_ON_FAKE_PLATFORM := bench/bandwidth.c bench/cache_sizes.c bench/clock.c kernel/core_clock.c bench/crosscheck.c bench/lat_plan.c bench/bw_kernels.c bench/bw_smbios.c \
-    bench/branch.c bench/penalty.c bench/cycle_accounting.c measure/chain.c measure/chase.c measure/engine.c \
+    bench/branch.c bench/penalty.c bench/timed_loop.c bench/cycle_accounting.c measure/chain.c measure/chase.c measure/engine.c \
     measure/stats_json.c measure/verdict.c measure/stats.c measure/rand.c kernel/json.c kernel/fmt.c \
     tests/unit/bw_fake_platform.c tests/unit/fake_pmu.c kernel/guard.c
 

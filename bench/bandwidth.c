@@ -9,7 +9,7 @@
 #include "measure/stats_json.h"
 #include "measure/verdict.h"
 #include "bench/cycle_accounting.h"
-#include "bench/penalty.h"
+#include "bench/timed_loop.h"
 #include "measure/stats.h"
 #include "measure/timing.h"
 #include "kernel/fmt.h"
