@@ -1014,6 +1014,10 @@ void bench_bandwidth(void)
         C.po.min_samples = 3; /* memory-level passes are long under emulation */
     C.mt_min = C.quick ? 3 : 5;
     C.mt_max = C.quick ? 7 : 31;
+    if (cfg->minimal) { /* emulated: the minimum, no stop rule to reach */
+        C.po.max_samples = C.po.min_samples;
+        C.mt_max = C.mt_min;
+    }
 
     uint64_t xcr0 = bw_xcr0();
     const struct cpu_features *f = ci ? &ci->feat : NULL;

@@ -25,6 +25,8 @@ void pm_opts_profile(struct pm_opts *o)
         .warmup_iters = 64,
         .serialize = cfg->serialize,
     };
+    if (cfg->minimal)
+        o->max_samples = o->min_samples; /* emulated: the minimum, no stop rule to reach */
 }
 
 struct pm_counted {

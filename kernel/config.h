@@ -31,6 +31,7 @@ struct config {
     uint32_t time_budget_ms; /* per point, 0 = profile default */
     char crash_test[8];   /* none|ud|gp|pf|nested|ap_ud|ap_hang: fault on purpose (tests) */
     enum cfg_turbo turbo; /* leave|off, applied on every CPU (kernel/turbo.c) */
+    uint64_t sweep_top;   /* the latency sweep's largest working set; 0 = the rule from the LLC */
     uint32_t set_mask;    /* bit CFG_SET(key) per key given explicitly */
     /* The config file's sections ("[snippet NAME]" ...: docs/config.md, "Sections"): the text from the first
      * line starting with '[' to the end of the file, parsed by their owners (bench/snippet_cfg.h), not here.
@@ -58,6 +59,7 @@ enum cfg_key_id {
     CFG_KEY_TIME_BUDGET_MS,
     CFG_KEY_CRASH_TEST,
     CFG_KEY_TURBO,
+    CFG_KEY_SWEEP_TOP,
     CFG_KEY_COUNT
 };
 #define CFG_SET(id) (1u << (id))
