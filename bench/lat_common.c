@@ -303,8 +303,10 @@ void lat_placed_rounds(size_t *rounds, size_t *warm)
     bool quick = plat_config()->quick;
     *rounds = quick ? 15 : 101;
     *warm = quick ? 1 : 2;
-    if (plat_config()->minimal)
-        *rounds = meas_min_samples(quick); /* emulated: the minimum */
+    if (plat_config()->minimal) {
+        *rounds = meas_min_samples(quick); /* emulated: the minimum, nothing to warm */
+        *warm = 0;
+    }
 }
 
 /* The engine's sample for a placed row: iters = 0 is the empty timed region on the measurer (the overhead);

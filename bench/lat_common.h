@@ -134,7 +134,7 @@ int lat_placed_round(const struct lat_placed *p, struct lat_pass *pass);
  * or the time budget is used. */
 void lat_placed_rounds(size_t *rounds, size_t *warm);
 /* Overhead regions of a placed row in minimal mode (plat_config.minimal), instead of CHASE_OVERHEAD_REPS. */
-#define LAT_MINIMAL_OVERHEAD_REPS 3
+#define LAT_MINIMAL_OVERHEAD_REPS 1
 /* Minimal mode's chase: samples 1/LAT_MINIMAL_SAMPLE_DIV as long, at most LAT_MINIMAL_WARM_LOADS loads of warm-up. */
 #define LAT_MINIMAL_SAMPLE_DIV 10
 #define LAT_MINIMAL_WARM_LOADS 4096u

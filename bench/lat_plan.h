@@ -48,7 +48,8 @@ uint64_t lat_sweep_top_want(uint64_t llc, uint64_t cap, uint64_t want);
 size_t lat_sweep_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t llc, uint64_t align, uint64_t *out,
                       size_t max);
 
-/* Whether the page-by-page series has reached its page-walk plateau with its last point (bytes[n - 1],
+/* (The page-by-page series also ends at lat_sweep_top(llc, 0) when sweep_top asks for more.)
+ * Whether the page-by-page series has reached its page-walk plateau with its last point (bytes[n - 1],
  * ns[n - 1]): that point lies above LAT_SWEEP_DENSE_LLC x llc, and it and the point before, itself above
  * the LLC, each differ from the point before them by no more than LAT_PAGE_FLAT of it or, when larger, the
  * sum of the two points' CI half-widths (ci[i]: half-width / median; NULL: none), i.e. by nothing that

@@ -84,6 +84,7 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
     s->page_bytes = buf.page_bytes;
     s->page_how = buf.page_how;
     uint64_t last = 0;
+    uint64_t page_top = lat_sweep_top(llc, 0); /* the page-by-page series goes no further than the LLC rule */
     for (size_t i = 0; i < n_grid; i++) {
         struct chain_params p = {
             .bytes = (size_t)grid[i],
@@ -93,6 +94,10 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
             .seed = point_seed(cfg->seed, idx, i),
         };
         if (s->mode == CHAIN_PAGE) {
+            if (grid[i] > page_top) { /* sweep_top above the rule: the plateau is reached by then */
+                s->page_plateau = true;
+                break;
+            }
             p.bytes = (size_t)ALIGN_DOWN(grid[i], KiB(4));
             if (p.bytes == 0 || p.bytes == last)
                 continue;

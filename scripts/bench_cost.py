@@ -8,7 +8,8 @@ peak RSS; one row per configuration, each against the first.
 Each configuration (key=value words, as pmubench-host takes them) runs --repeat times in a fresh process
 pinned to --cpus; the row shows the median of the repeats. The time per benchmark comes from the run's own
 "== bench NAME done in S s" lines, the loads and chain-building time from its `latency_series` records
-(`loads`, `build_seconds`), the peak RSS from the kernel's accounting of the child (wait4). The machine's
+(`loads`, `build_seconds`), the CPU time (user + system, every thread) and the peak RSS from the kernel's
+accounting of the child (wait4). The machine's
 load average is printed before and after: other work on the machine shows in every number.
 """
 import argparse
@@ -34,7 +35,7 @@ def run_once(exe, cfg, cpus):
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
-    row = {"wall": wall, "rss_mib": ru.ru_maxrss / 1024.0, "bench": {}, "loads": 0, "build": 0.0,
+    row = {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024.0, "bench": {}, "loads": 0, "build": 0.0,
            "points": 0, "rc": p.returncode}
     for line in out.splitlines():
         m = DONE.match(line.strip())
@@ -54,7 +55,7 @@ def run_once(exe, cfg, cpus):
 def median_row(rows):
     med = lambda k: statistics.median(r[k] for r in rows)
     names = sorted({n for r in rows for n in r["bench"]})
-    return {"wall": med("wall"), "rss_mib": med("rss_mib"), "loads": med("loads"), "build": med("build"),
+    return {"wall": med("wall"), "cpu": med("cpu"), "rss_mib": med("rss_mib"), "loads": med("loads"), "build": med("build"),
             "points": med("points"),
             "bench": {n: statistics.median(r["bench"].get(n, 0.0) for r in rows) for n in names},
             "walls": [r["wall"] for r in rows]}
@@ -81,8 +82,9 @@ def main():
     for cfg, r in rows:
         ratio = r["wall"] / base["wall"] if base["wall"] else float("nan")
         print(f"\n{cfg}  [{a.exe}]")
+        cr = r["cpu"] / base["cpu"] if base["cpu"] else float("nan")
         print(f"  wall {r['wall']:.2f} s (runs: {', '.join(f'{w:.2f}' for w in r['walls'])}), "
-              f"x{ratio:.2f} of the first; peak RSS {r['rss_mib']:.0f} MiB")
+              f"x{ratio:.2f} of the first; CPU time {r['cpu']:.2f} s (x{cr:.2f}); peak RSS {r['rss_mib']:.0f} MiB")
         if r["points"]:
             lr = r["loads"] / base["loads"] if base["loads"] else float("nan")
             print(f"  latency sweep: {r['points']:.0f} points, {r['loads'] / 1e6:.2f} M loads (x{lr:.2f}), "
