@@ -95,7 +95,16 @@ static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const c
 
 int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r)
 {
-    return lat_chase_warm(start, n, own_cpu, 0, r);
+    static uint64_t llc;
+    static bool have_llc;
+    if (!have_llc) {
+        struct cache_sizes c;
+        cache_sizes_from_cpuid(plat_cpuinfo(), &c);
+        llc = c.llc;
+        have_llc = true;
+    }
+    /* A chain larger than the LLC: a fixed warm-up, as in the sweep (docs/latency.md "Sweep"). */
+    return lat_chase_warm(start, n, own_cpu, llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0, r);
 }
 
 int lat_chase_warm(void *start, size_t n, bool own_cpu, uint64_t warmup_loads, struct lat_result *r)

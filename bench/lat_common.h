@@ -44,7 +44,8 @@ uint64_t lat_budget_ticks(void);
 /* Chase options of the profile: budget per point lat_budget_ticks, at least meas_min_samples samples, stop
  * once the CI of the median is within meas_ci_target (quick 5 %, full 1 %). */
 void lat_chase_opts(struct chase_opts *o);
-/* Steady-state chase_measure of the chain at start (n elements) on the calling CPU, with the PMU's cycle
+/* Steady-state chase_measure of the chain at start (n elements of 64 bytes or more) on the calling CPU,
+ * warmed by a pass over it, or by LAT_SWEEP_WARM_LOADS loads when its lines outgrow the LLC, with the PMU's cycle
  * counter around it when one is installed and own_cpu says the caller is the benchmark's own CPU (the
  * counter is only set up there). One lat_chase at a time (it owns the sample buffer).
  * Returns CHASE_OK or a CHASE_E* code. */

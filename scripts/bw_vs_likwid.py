@@ -9,7 +9,9 @@ bytes of all arrays, as both tools count them): one thread at each level pmubenc
 Pairs: pmubench `read` avx512 / avx2 against likwid `load_avx512` / `load_avx`, `copy` against `copy` and
 `copy_avx512` (or `copy_avx`), `triad` against `stream` and `stream_avx512` (or `stream_avx`). Both count
 STREAM bytes (every array element read or written once, no write-allocate). Prints one line per pair: the
-two rates in GB/s (the best of the repeats for each tool) and pmubench / likwid.
+two rates in GB/s (pmubench: the best median of the repeats; likwid: the best of 7 short runs per repeat,
+each moving about 1 GiB, since a long run on a shared machine carries every preemption in its one time)
+and pmubench / likwid.
 
 likwid-bench is not a dependency of pmubench: on Debian or Ubuntu, `apt-get install likwid` installs it.
 The machine's load average is printed before and after; other work on the machine lowers both tools' rates,
@@ -24,6 +26,8 @@ import subprocess
 import sys
 
 LIKWID = "likwid-bench"
+LIKWID_BYTES = 1 << 30  # per likwid run: a few ms to a few hundred ms, like pmubench's samples
+LIKWID_RUNS = 7
 
 
 def pmubench(exe, profile):
@@ -36,13 +40,19 @@ def pmubench(exe, profile):
     return recs
 
 
-def likwid(test, total_bytes, threads):
-    cmd = [LIKWID, "-t", test, "-W", f"N:{total_bytes}B:{threads}"]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    m = re.search(r"^MByte/s:\s*([0-9.]+)", p.stdout, re.M)
-    if p.returncode != 0 or not m:
-        return None
-    return float(m.group(1)) * 1e6
+def likwid(test, total_bytes, threads, runs):
+    """Best of `runs` short runs (about LIKWID_BYTES moved each): pmubench's samples are short too, and a
+    long run on a shared machine would carry every preemption in its one time."""
+    iters = max(1, LIKWID_BYTES // max(total_bytes, 1))
+    cmd = [LIKWID, "-t", test, "-i", str(iters), "-W", f"N:{total_bytes}B:{threads}"]
+    best = None
+    for _ in range(runs):
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        m = re.search(r"^MByte/s:\s*([0-9.]+)", p.stdout, re.M)
+        if p.returncode == 0 and m:
+            v = float(m.group(1)) * 1e6
+            best = v if best is None else max(best, v)
+    return best
 
 
 def main():
@@ -82,13 +92,11 @@ def main():
             if (pk, pisa) != (kern, isa) or test not in have or (test, total, threads) in seen:
                 continue
             seen.add((test, total, threads))
-            runs = [likwid(test, total, threads) for _ in range(a.repeat)]
-            runs = [x for x in runs if x]
-            if not runs:
+            lw = likwid(test, total, threads, LIKWID_RUNS * a.repeat)
+            if not lw:
                 print(f"{threads:>7} {level:<14} {total:>12}  {kern + '/' + isa:<16} {test:<14} "
                       f"{bw / 1e9:13.2f} {'failed':>11}")
                 continue
-            lw = max(runs)
             print(f"{threads:>7} {level:<14} {total:>12}  {kern + '/' + isa:<16} {test:<14} "
                   f"{bw / 1e9:13.2f} {lw / 1e9:11.2f} {bw / lw:6.2f}")
     print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
