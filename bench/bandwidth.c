@@ -509,6 +509,7 @@ static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, 
     struct pm_opts o = C.po;
     o.warmup_iters = 1;
     o.first_iters = 1;
+    o.fixed = plat_config()->minimal; /* emulated: one pass per sample, nothing to warm or calibrate */
     struct pm_result r;
     if (pm_measure(bw_loop_fn, &l, &o, &r) != 0)
         return -1;

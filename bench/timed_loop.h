@@ -17,6 +17,7 @@ struct pm_opts {
     double target_ci;                /* stop early once the median's CI half-width / median is this */
     uint64_t warmup_iters;           /* iterations run before anything is timed (0: 64) */
     uint64_t first_iters;            /* calibration starts here and doubles (0: 16) */
+    bool fixed;                      /* no warm-up and no calibration: every sample runs first_iters (minimal mode) */
     enum timing_serialize serialize;
 };
 
