@@ -9,7 +9,7 @@
 #include "measure/stats_json.h"
 #include "measure/verdict.h"
 #include "bench/cycle_accounting.h"
-#include "bench/penalty.h"
+#include "bench/timed_loop.h"
 #include "measure/stats.h"
 #include "measure/timing.h"
 #include "kernel/fmt.h"
@@ -509,6 +509,7 @@ static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, 
     struct pm_opts o = C.po;
     o.warmup_iters = 1;
     o.first_iters = 1;
+    o.fixed = plat_config()->minimal; /* emulated: one pass per sample, nothing to warm or calibrate */
     struct pm_result r;
     if (pm_measure(bw_loop_fn, &l, &o, &r) != 0)
         return -1;
@@ -595,9 +596,21 @@ struct bw_job {
     bw_fn fn;
     struct bw_arrays x;
     uint64_t passes, ticks, sum, bytes;
+    /* A common window (window != 0): the job streams its arrays in chunks, from where its last sample
+     * stopped (off), until mt_stop; `done` counts the STREAM bytes of its whole chunks. The timekeeper raises
+     * mt_stop once `window` ticks have passed since its release. */
+    uint64_t window, done;
+    size_t off;
+    bool timekeeper;
 };
 
-static volatile uint32_t mt_ready, mt_go;
+/* Elements per array in one chunk of a windowed job: 256 KiB per array, a multiple of BW_GRANULE / 8; at
+ * memory speed tens of microseconds, so the threads stop within that of the window's end. */
+#define BW_MT_CHUNK_ELEMS (KiB(256) / 8)
+/* Shortest common window of a multi-threaded sample: release skew and the last chunk stay well under 1 %. */
+#define BW_MT_MIN_WINDOW_US 2000
+
+static volatile uint32_t mt_ready, mt_go, mt_stop;
 static struct bw_job jobs[BW_MAX_CPUS];
 static struct bw_tbuf tbufs[BW_MAX_CPUS];
 static struct plat_cpu cpus[BW_MAX_CPUS];
@@ -610,8 +623,30 @@ static void bw_job_run(void *arg)
     while (!__atomic_load_n(&mt_go, __ATOMIC_ACQUIRE))
         timing_pause();
     uint64_t t0 = timing_rdtsc();
-    jb->sum += jb->fn(&jb->x, jb->passes);
-    jb->ticks = timing_rdtsc() - t0;
+    if (!jb->window) {
+        jb->sum += jb->fn(&jb->x, jb->passes);
+        jb->ticks = timing_rdtsc() - t0;
+        return;
+    }
+    struct bw_arrays c = jb->x;
+    jb->done = 0;
+    for (;;) {
+        size_t off = jb->off, m = MIN((size_t)BW_MT_CHUNK_ELEMS, jb->x.n - off);
+        c.a = jb->x.a ? jb->x.a + off : NULL;
+        c.b = jb->x.b ? jb->x.b + off : NULL;
+        c.c = jb->x.c ? jb->x.c + off : NULL;
+        c.n = m;
+        jb->sum += jb->fn(&c, 1);
+        jb->done += jb->bytes / jb->x.n * m; /* bytes is 8 x n x arrays */
+        jb->off = off + m < jb->x.n ? off + m : 0;
+        uint64_t now = timing_rdtsc();
+        if (jb->timekeeper && now - t0 >= jb->window)
+            __atomic_store_n(&mt_stop, 1, __ATOMIC_RELEASE);
+        if (__atomic_load_n(&mt_stop, __ATOMIC_ACQUIRE)) {
+            jb->ticks = now - t0;
+            return;
+        }
+    }
 }
 
 /* Runs jobs[0..n) together on cpus[ids[i]], released at once; the benchmark CPU (plat_cpu index 0), when
@@ -621,6 +656,7 @@ static double mt_run(const uint32_t *ids, size_t n)
     static bool started[BW_MAX_CPUS];
     mt_ready = 0;
     mt_go = 0;
+    mt_stop = 0;
     size_t n_started = 0, inline_job = n;
     bool fail = false;
     for (size_t i = 0; i < n; i++) {
@@ -644,9 +680,20 @@ static double mt_run(const uint32_t *ids, size_t n)
         timing_pause();
     }
     /* Released even on failure, so that every job that did start can finish. */
+    bool windowed = n && jobs[0].window;
+    for (size_t i = 0; i < n; i++)
+        jobs[i].timekeeper = i == inline_job;
+    if (fail)
+        __atomic_store_n(&mt_stop, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&mt_go, 1, __ATOMIC_RELEASE);
-    if (inline_job < n && !fail)
+    if (inline_job < n && !fail) {
         bw_job_run(&jobs[inline_job]);
+    } else if (windowed && !fail) { /* the benchmark CPU keeps time without a job of its own */
+        uint64_t t1 = timing_rdtsc();
+        while (timing_rdtsc() - t1 < jobs[0].window)
+            timing_pause();
+        __atomic_store_n(&mt_stop, 1, __ATOMIC_RELEASE);
+    }
     for (size_t i = 0; i < n; i++)
         if (started[i] && plat_wait(cpus[ids[i]].id) != 0)
             fail = true;
@@ -654,17 +701,19 @@ static double mt_run(const uint32_t *ids, size_t n)
         return -1;
     uint64_t bytes[BW_MAX_CPUS], ticks[BW_MAX_CPUS];
     for (size_t i = 0; i < n; i++) {
-        bytes[i] = jobs[i].bytes * jobs[i].passes;
+        bytes[i] = jobs[i].window ? jobs[i].done : jobs[i].bytes * jobs[i].passes;
         ticks[i] = jobs[i].ticks;
     }
     return bw_aggregate(bytes, ticks, n, C.hz);
 }
 
-/* The engine's sample of a multi-threaded point: the jobs run together; the time is the slowest thread's, so
- * that (every job moving the same bytes) total bytes / time is bw_aggregate's figure. */
+/* The engine's sample of a multi-threaded point: the jobs run together over a common window; the time is
+ * the slowest thread's (the window plus at most a chunk), scaled from the bytes the threads moved to the
+ * nominal bytes the engine divides by (`nominal`), so that the sample is bw_aggregate's figure. */
 struct mt_ctx {
     const uint32_t *ids;
     size_t n;
+    double nominal;
 };
 
 static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
@@ -674,9 +723,14 @@ static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
     if (mt_run(mc->ids, mc->n) <= 0)
         return -1;
     uint64_t slowest = 0;
-    for (size_t i = 0; i < mc->n; i++)
+    double moved = 0;
+    for (size_t i = 0; i < mc->n; i++) {
         slowest = MAX(slowest, jobs[i].ticks);
-    *ticks = slowest;
+        moved += jobs[i].window ? (double)jobs[i].done : (double)(jobs[i].bytes * jobs[i].passes);
+    }
+    if (!(moved > 0))
+        return -1;
+    *ticks = (uint64_t)((double)slowest * mc->nominal / moved + 0.5);
     return 0;
 }
 
@@ -711,13 +765,20 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
     }
     /* Passes: one pass timed alone on the first CPU's buffer, scaled to the sample length. */
     struct bw_loop l = {.fn = fn, .x = jobs[0].x};
-    bw_loop_timed(&l);
-    bw_loop_timed(&l);
+    if (!plat_config()->minimal) { /* emulated: no calibration, the shortest window */
+        bw_loop_timed(&l);
+        bw_loop_timed(&l);
+    }
     uint64_t passes = l.ticks ? (C.po.min_sample_tsc + l.ticks - 1) / l.ticks : 1;
     passes = MAX(passes, 1);
-    for (size_t i = 0; i < n; i++)
+    /* The window: as long as those passes take one thread alone, at least BW_MT_MIN_WINDOW_US. */
+    uint64_t window = MAX(passes * l.ticks, (uint64_t)BW_MT_MIN_WINDOW_US * C.hz / 1000000);
+    for (size_t i = 0; i < n; i++) {
         jobs[i].passes = passes;
-    struct mt_ctx mc = {ids, n};
+        jobs[i].window = window;
+        jobs[i].off = 0;
+    }
+    struct mt_ctx mc = {ids, n, (double)jobs[0].bytes * (double)passes * (double)n};
     struct meas_spec spec = {
         .sample = mt_sample,
         .ctx = &mc,
@@ -751,7 +812,9 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
     }
     p->passes = passes;
     p->page_bytes = tbufs[ids[0]].b.page_bytes;
-    p->method = "threads released together; sum of STREAM bytes / the slowest thread's TSC time, median of samples";
+    p->method = "threads released together and stopped together after a common window (each streaming its "
+                "buffer in 256 KiB chunks, continuing where it stopped); sum of STREAM bytes / the slowest "
+                "thread's TSC time, median of samples";
     return 0;
 }
 
@@ -1014,6 +1077,10 @@ void bench_bandwidth(void)
         C.po.min_samples = 3; /* memory-level passes are long under emulation */
     C.mt_min = C.quick ? 3 : 5;
     C.mt_max = C.quick ? 7 : 31;
+    if (cfg->minimal) { /* emulated: the minimum, no stop rule to reach */
+        C.po.max_samples = C.po.min_samples;
+        C.mt_max = C.mt_min;
+    }
 
     uint64_t xcr0 = bw_xcr0();
     const struct cpu_features *f = ci ? &ci->feat : NULL;

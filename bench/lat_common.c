@@ -70,6 +70,10 @@ void lat_chase_opts(struct chase_opts *o)
     o->budget_tsc = lat_budget_ticks();
     o->min_samples = meas_min_samples(cfg->quick);
     o->target_ci = meas_ci_target(cfg->quick);
+    if (cfg->minimal) { /* emulated: the minimum, no stop rule to reach, short samples */
+        o->max_samples = o->min_samples;
+        o->min_sample_tsc /= LAT_MINIMAL_SAMPLE_DIV;
+    }
 }
 
 /* Reads the PMU's core-cycle counter (when `use`) and the TSC side by side. */
@@ -96,9 +100,26 @@ static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const c
 
 int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r)
 {
+    static uint64_t llc;
+    static bool have_llc;
+    if (!have_llc) {
+        struct cache_sizes c;
+        cache_sizes_from_cpuid(plat_cpuinfo(), &c);
+        llc = c.llc;
+        have_llc = true;
+    }
+    /* A chain larger than the LLC: a fixed warm-up, as in the sweep (docs/latency.md "Sweep"). */
+    return lat_chase_warm(start, n, own_cpu, llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0, r);
+}
+
+int lat_chase_warm(void *start, size_t n, bool own_cpu, uint64_t warmup_loads, struct lat_result *r)
+{
     struct chase_opts o;
     struct chase_result cr;
     lat_chase_opts(&o);
+    o.warmup_loads = warmup_loads;
+    if (plat_config()->minimal && (!warmup_loads || warmup_loads > LAT_MINIMAL_WARM_LOADS))
+        o.warmup_loads = MIN((uint64_t)n, (uint64_t)LAT_MINIMAL_WARM_LOADS); /* emulated: no caches to warm */
     bool counter = own_cpu && pmu_core_cycles_method(); /* read on the benchmark's own CPU only */
     uint64_t c0 = 0, t0 = 0;
     bool ok0 = counter_read(counter, &c0, &t0);
@@ -117,6 +138,74 @@ int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r)
     return CHASE_OK;
 }
 
+struct lat_chain_cost lat_chain_last;
+
+/* One step of a chain built in parts: the parts first, first + stride, ... */
+struct par_job {
+    struct chain_par *c;
+    enum chain_par_step step;
+    unsigned first, stride;
+};
+
+static void par_job_run(void *arg)
+{
+    struct par_job *j = arg;
+    for (unsigned w = j->first; w < CHAIN_PAR_PARTS; w += j->stride)
+        chain_par_step(j->c, j->step, w);
+}
+
+/* The benchmark CPU and the other CPUs of its node (at most CHAIN_PAR_PARTS): the chain's memory is there. */
+static uint32_t par_cpus(uint32_t *ids)
+{
+    struct plat_cpu self = {0}, c;
+    plat_cpu(0, &self);
+    uint32_t n = 0;
+    ids[n++] = self.id;
+    for (uint32_t i = 1; i < plat_cpu_count() && n < CHAIN_PAR_PARTS; i++)
+        if (plat_cpu(i, &c) && c.node == self.node)
+            ids[n++] = c.id;
+    return n;
+}
+
+/* Every part of one step, spread over the CPUs; a CPU that cannot take its share leaves it to this one.
+ * -1 when a CPU did not finish (its parts may still be running: the chain is not used). */
+static int par_step(struct chain_par *c, enum chain_par_step step, const uint32_t *ids, uint32_t nw)
+{
+    struct par_job jobs[CHAIN_PAR_PARTS] = {{0}};
+    bool started[CHAIN_PAR_PARTS] = {false};
+    nw = MAX(MIN(nw, CHAIN_PAR_PARTS), 1u);
+    for (uint32_t k = 0; k < nw; k++)
+        jobs[k] = (struct par_job){c, step, k, nw};
+    for (uint32_t k = 1; k < nw; k++)
+        started[k] = plat_start(ids[k], par_job_run, &jobs[k]) == 0;
+    par_job_run(&jobs[0]);
+    int rc = 0;
+    for (uint32_t k = 1; k < nw; k++) {
+        if (!started[k])
+            par_job_run(&jobs[k]);
+        else if (plat_wait(ids[k]) != 0)
+            rc = -1;
+    }
+    return rc;
+}
+
+static void *chain_in_parts(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n)
+{
+    static struct chain_par c;
+    uint32_t ids[CHAIN_PAR_PARTS];
+    if (chain_par_init(&c, buf, p, scratch, scratch_bytes) != 0)
+        return NULL;
+    uint32_t nw = par_cpus(ids);
+    lat_chain_last.cpus = nw;
+    if (par_step(&c, CHAIN_PAR_COUNT, ids, nw) != 0)
+        return NULL;
+    chain_par_place(&c);
+    if (par_step(&c, CHAIN_PAR_SCATTER, ids, nw) != 0 || par_step(&c, CHAIN_PAR_SHUFFLE, ids, nw) != 0 ||
+        par_step(&c, CHAIN_PAR_LINK, ids, nw) != 0)
+        return NULL;
+    return chain_par_start(&c, n);
+}
+
 void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, size_t *n)
 {
     size_t need = chain_scratch_bytes(p);
@@ -127,7 +216,13 @@ void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, 
         if (plat_alloc(&s->b, need, PLAT_PAGE_DEFAULT, -1, "latency chain scratch") != 0)
             return NULL;
     }
-    void *start = chain_build(buf, p, s->b.ptr, s->b.ptr ? s->b.bytes : 0, n);
+    uint64_t t0 = timing_rdtsc();
+    size_t line = p->line ? p->line : CHAIN_DEFAULT_LINE;
+    lat_chain_last.cpus = 1;
+    void *start = p->mode == CHAIN_RANDOM && p->bytes / line >= LAT_PAR_MIN_LINES
+                      ? chain_in_parts(buf, p, s->b.ptr, s->b.bytes, n)
+                      : chain_build(buf, p, s->b.ptr, s->b.ptr ? s->b.bytes : 0, n);
+    lat_chain_last.ticks = timing_rdtsc() - t0;
     if (start && *n <= (1u << 16) && !chain_verify(start, *n, buf, p->bytes))
         return NULL;
     return start;
@@ -227,6 +322,10 @@ void lat_placed_rounds(size_t *rounds, size_t *warm)
     bool quick = plat_config()->quick;
     *rounds = quick ? 15 : 101;
     *warm = quick ? 1 : 2;
+    if (plat_config()->minimal) {
+        *rounds = meas_min_samples(quick); /* emulated: the minimum, nothing to warm */
+        *warm = 0;
+    }
 }
 
 /* The engine's sample for a placed row: iters = 0 is the empty timed region on the measurer (the overhead);
@@ -270,7 +369,9 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
         .ctx = &ps,
         .serialize = plat_config()->serialize,
         .warmup_samples = p->warm,
-        .overhead_reps = CHASE_OVERHEAD_REPS,
+        /* emulated: each region is a hand-over between vCPUs that costs a host time slice, and the figure
+         * means nothing: a few overhead regions suffice to exercise the path */
+        .overhead_reps = plat_config()->minimal ? LAT_MINIMAL_OVERHEAD_REPS : CHASE_OVERHEAD_REPS,
         .iters = 1, /* one pass per sample: the placement is undone by the pass itself */
         .work_per_iter = (double)p->lines->n,
         .min_samples = MIN(meas_min_samples(plat_config()->quick), rounds),

@@ -46,11 +46,14 @@ uint64_t lat_budget_ticks(void);
 /* Chase options of the profile: budget per point lat_budget_ticks, at least meas_min_samples samples, stop
  * once the CI of the median is within meas_ci_target (quick 5 %, full 1 %). */
 void lat_chase_opts(struct chase_opts *o);
-/* Steady-state chase_measure of the chain at start (n elements) on the calling CPU, with the PMU's cycle
+/* Steady-state chase_measure of the chain at start (n elements of 64 bytes or more) on the calling CPU,
+ * warmed by a pass over it, or by LAT_SWEEP_WARM_LOADS loads when its lines outgrow the LLC, with the PMU's cycle
  * counter around it when one is installed and own_cpu says the caller is the benchmark's own CPU (the
  * counter is only set up there). One lat_chase at a time (it owns the sample buffer).
  * Returns CHASE_OK or a CHASE_E* code. */
 int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r);
+/* The same with warmup_loads loads before anything is timed instead of a full pass (0: the pass). */
+int lat_chase_warm(void *start, size_t n, bool own_cpu, uint64_t warmup_loads, struct lat_result *r);
 
 /* Scratch for chain_build, grown on demand from the platform (default pages). */
 struct lat_scratch {
@@ -59,6 +62,15 @@ struct lat_scratch {
 /* chain_build over buf with p, scratch from s; n gets the element count. NULL when it cannot. Chains of
  * at most 64 Ki elements are also walked once by chain_verify. */
 void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, size_t *n);
+/* CHAIN_RANDOM chains of at least this many lines are built in parts on every CPU of the benchmark CPU's
+ * NUMA node at once (measure/chain.h, "CHAIN_RANDOM built in parts"). */
+#define LAT_PAR_MIN_LINES (1u << 18)
+/* What the last lat_chain cost: TSC ticks and the CPUs that built it. */
+struct lat_chain_cost {
+    uint64_t ticks;
+    uint32_t cpus;
+};
+extern struct lat_chain_cost lat_chain_last;
 void lat_scratch_free(struct lat_scratch *s);
 
 /* ---- placed lines: one element per LAT_PLACED_STRIDE bytes, a random single cycle ------------------- */
@@ -130,6 +142,11 @@ int lat_placed_round(const struct lat_placed *p, struct lat_pass *pass);
  * stops earlier once the CI of the median reaches the profile's target (at least meas_min_samples rounds)
  * or the time budget is used. */
 void lat_placed_rounds(size_t *rounds, size_t *warm);
+/* Overhead regions of a placed row in minimal mode (plat_config.minimal), instead of CHASE_OVERHEAD_REPS. */
+#define LAT_MINIMAL_OVERHEAD_REPS 1
+/* Minimal mode's chase: samples 1/LAT_MINIMAL_SAMPLE_DIV as long, at most LAT_MINIMAL_WARM_LOADS loads of warm-up. */
+#define LAT_MINIMAL_SAMPLE_DIV 10
+#define LAT_MINIMAL_WARM_LOADS 4096u
 
 /* Human text of a byte count: "32 KiB", "1.5 MiB" (buf of at least 16). */
 const char *lat_bytes_text(uint64_t bytes, char *buf, size_t len);

@@ -112,6 +112,55 @@ uint64_t lat_sweep_top(uint64_t llc, uint64_t cap)
     return MAX(top, LAT_SWEEP_LO);
 }
 
+uint64_t lat_sweep_top_want(uint64_t llc, uint64_t cap, uint64_t want)
+{
+    if (!want)
+        return lat_sweep_top(llc, cap);
+    uint64_t top = ALIGN_DOWN(want, KiB(4));
+    if (cap && top > cap)
+        top = pow2_at_or_below(cap);
+    return MAX(top, LAT_SWEEP_LO);
+}
+
+size_t lat_sweep_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t llc, uint64_t align, uint64_t *out,
+                      size_t max)
+{
+    size_t n = lat_size_grid(lo, hi, per_octave, align, out, max);
+    if (!llc || n == 0 || llc > UINT64_MAX / LAT_SWEEP_DENSE_LLC)
+        return n;
+    uint64_t dense = llc * LAT_SWEEP_DENSE_LLC, base = ALIGN_UP(lo, align);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = out[i];
+        bool octave = v % base == 0 && IS_POW2(v / base);
+        if (v <= dense || octave || i == n - 1)
+            out[k++] = v;
+    }
+    return k;
+}
+
+/* Points i and i - 1 agree: within LAT_PAGE_FLAT or their CIs (relative half-widths) added. */
+static bool flat_step(const double *ns, const double *ci, size_t i)
+{
+    double a = ns[i], b = ns[i - 1];
+    if (!(a > 0) || !(b > 0))
+        return false;
+    double d = (a > b ? a - b : b - a) / b;
+    double tol = LAT_PAGE_FLAT;
+    if (ci && ci[i] + ci[i - 1] > tol)
+        tol = ci[i] + ci[i - 1];
+    return d <= tol;
+}
+
+bool lat_page_plateau(const uint64_t *bytes, const double *ns, const double *ci, size_t n, uint64_t llc)
+{
+    if (!bytes || !ns || n < 3 || !llc || llc > UINT64_MAX / LAT_SWEEP_DENSE_LLC)
+        return false;
+    if (bytes[n - 1] <= llc * LAT_SWEEP_DENSE_LLC || bytes[n - 2] <= llc)
+        return false;
+    return flat_step(ns, ci, n - 1) && flat_step(ns, ci, n - 2);
+}
+
 uint64_t lat_placed_bytes(const struct cache_sizes *c)
 {
     const uint64_t unit = (uint64_t)LAT_PLACED_STRIDE * 64;

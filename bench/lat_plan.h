@@ -35,6 +35,27 @@ size_t lat_size_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t ali
 /* Top of the sweep: the power of two at or above LAT_SWEEP_LLC_FACTOR x llc (LAT_SWEEP_NO_LLC when llc is
  * 0), then capped by `cap` (0: no cap) rounded down to a power of two; never below LAT_SWEEP_LO. */
 uint64_t lat_sweep_top(uint64_t llc, uint64_t cap);
+/* The same with the sweep_top key: `want` (0: the rule above) rounded down to 4 KiB, capped by `cap` (0: no
+ * cap) rounded down to a power of two; never below LAT_SWEEP_LO. */
+uint64_t lat_sweep_top_want(uint64_t llc, uint64_t cap, uint64_t want);
+
+/* The sweep's sizes (docs/latency.md "Sweep"): lat_size_grid's per_octave points per doubling up to
+ * LAT_SWEEP_DENSE_LLC x llc, above that only the octaves (lo x 2^k) and hi: past the knee of the last cache
+ * the curve is flat and each point costs the most. llc 0: the whole grid. */
+#define LAT_SWEEP_DENSE_LLC 2
+/* Loads that warm a sweep chain larger than the LLC before it is timed (instead of a pass over all of it). */
+#define LAT_SWEEP_WARM_LOADS (1u << 16)
+size_t lat_sweep_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t llc, uint64_t align, uint64_t *out,
+                      size_t max);
+
+/* (The page-by-page series also ends at lat_sweep_top(llc, 0) when sweep_top asks for more.)
+ * Whether the page-by-page series has reached its page-walk plateau with its last point (bytes[n - 1],
+ * ns[n - 1]): that point lies above LAT_SWEEP_DENSE_LLC x llc, and it and the point before, itself above
+ * the LLC, each differ from the point before them by no more than LAT_PAGE_FLAT of it or, when larger, the
+ * sum of the two points' CI half-widths (ci[i]: half-width / median; NULL: none), i.e. by nothing that
+ * can be told from noise. The series then ends there. llc 0: never. */
+#define LAT_PAGE_FLAT 0.03
+bool lat_page_plateau(const uint64_t *bytes, const double *ns, const double *ci, size_t n, uint64_t llc);
 
 /*
  * Working set of the placed one-pass rows (L2, the L3 rows, remote L3): a quarter of the L2, so that another

@@ -22,9 +22,14 @@ struct series {
     size_t n;
     uint64_t bytes[LAT_MAX_POINTS];
     double ns[LAT_MAX_POINTS], cycles[LAT_MAX_POINTS], cv[LAT_MAX_POINTS];
+    double ci[LAT_MAX_POINTS]; /* half-width of the median's 95 % CI / the median */
     double seconds;
     double ratio0, ratio1; /* core/TSC ratio on the benchmark's CPU before and after the series (0: not measured) */
     int tries;             /* 2 when a clock drift made it measure the series again */
+    double build_seconds;  /* of that, building the chains */
+    uint32_t build_cpus;   /* most CPUs that built one chain */
+    uint64_t loads;        /* dependent loads issued: warm-up, calibration, samples */
+    bool page_plateau;     /* the page-by-page series ended at its page-walk plateau, before the top */
 };
 
 static struct series S[MAX_SERIES];
@@ -49,6 +54,10 @@ static void emit_series(const struct series *s, uint64_t top)
     json_kv_uint(j, "points", s->n);
     json_kv_uint(j, "top_bytes", top);
     json_kv_double(j, "seconds", s->seconds);
+    json_kv_double(j, "build_seconds", s->build_seconds);
+    json_kv_uint(j, "build_cpus", s->build_cpus);
+    json_kv_uint(j, "loads", s->loads);
+    json_kv_str(j, "ended", s->page_plateau ? "page_walk_plateau" : "top");
     if (s->ratio0 > 0 && s->ratio1 > 0) {
         double d = s->ratio1 / s->ratio0 - 1;
         json_kv_double(j, "core_tsc_ratio_start", s->ratio0);
@@ -83,8 +92,9 @@ static struct {
     size_t lines;
 } pt[LAT_MAX_POINTS];
 
-/* One pass over the grid: s->bytes/ns/cycles/cv and pt[] for every point that measured. */
-static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, struct lat_scratch *scratch)
+/* One pass over the grid: s->bytes/ns/cycles/cv/ci and pt[] for every point that measured. */
+static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, uint64_t llc,
+                           struct lat_scratch *scratch)
 {
     const struct plat_config *cfg = plat_config();
     struct plat_cpu self = {0}; /* the chase runs here, on the benchmark's own CPU */
@@ -93,6 +103,10 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     uint64_t t0 = timing_rdtsc();
     s->n = 0;
     s->ratio0 = ratio_now(self.id);
+    s->build_seconds = 0;
+    s->build_cpus = 0;
+    s->loads = 0;
+    s->page_plateau = false;
     if (plat_alloc(&buf, top, s->page_req, -1, "latency sweep") != 0) {
         s->ok = false;
         s->reason = s->page_req == KiB(4)   ? "no memory for the sweep buffer"
@@ -104,6 +118,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     s->page_bytes = buf.page_bytes;
     s->page_how = buf.page_how;
     uint64_t last = 0;
+    uint64_t page_top = lat_sweep_top(llc, 0); /* the page-by-page series goes no further than the LLC rule */
     for (size_t i = 0; i < n_grid && s->n < LAT_MAX_POINTS; i++) {
         struct chain_params p = {
             .bytes = (size_t)grid[i],
@@ -113,22 +128,38 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             .seed = point_seed(cfg->seed, idx, i),
         };
         if (s->mode == CHAIN_PAGE) {
+            if (grid[i] > page_top) { /* sweep_top above the rule: the plateau is reached by then */
+                s->page_plateau = true;
+                break;
+            }
             p.bytes = (size_t)ALIGN_DOWN(grid[i], KiB(4));
             if (p.bytes == 0 || p.bytes == last)
                 continue;
         }
         size_t n = 0;
         void *start = lat_chain(buf.ptr, &p, scratch, &n);
+        s->build_seconds += lat_tsc_to_ns((double)lat_chain_last.ticks) * 1e-9;
+        s->build_cpus = MAX(s->build_cpus, lat_chain_last.cpus);
+        /* Above the LLC the built chain is already in a random cache and TLB state: a fixed number of loads
+         * warms the code and the walk (a full pass would cost as much as the bytes, docs/latency.md "Sweep"). */
+        uint64_t warm = llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0;
         struct lat_result *r = &pt[s->n].r;
-        if (!start || lat_chase(start, n, true, r) != CHASE_OK)
+        if (!start || lat_chase_warm(start, n, true, warm, r) != CHASE_OK)
             continue;
+        s->loads += r->loads;
+
         last = p.bytes;
         pt[s->n].lines = n;
         s->bytes[s->n] = (uint64_t)n * 64;
         s->ns[s->n] = r->ns;
         s->cycles[s->n] = r->cycles;
         s->cv[s->n] = r->tsc.spread;
+        s->ci[s->n] = r->tsc.median > 0 ? (r->tsc.ci_hi - r->tsc.ci_lo) / (2 * r->tsc.median) : 1;
         s->n++;
+        if (s->mode == CHAIN_PAGE && i + 1 < n_grid && lat_page_plateau(s->bytes, s->ns, s->ci, s->n, llc)) {
+            s->page_plateau = true; /* flat past the LLC: larger sets add cost, not information */
+            break;
+        }
     }
     plat_free(&buf);
     s->ratio1 = ratio_now(self.id);
@@ -160,15 +191,16 @@ static void emit_points(const struct series *s)
  * (another core's load changed the turbo bin, the host moved the vCPU): it is measured once more, and its
  * latency_series record says clock_steady false when the second try drifted too (it is then no reference for
  * the cache inference while a steady series exists). */
-static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, struct lat_scratch *scratch)
+static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, uint64_t llc,
+                       struct lat_scratch *scratch)
 {
     s->tries = 1;
-    measure_series(s, idx, n_grid, top, scratch);
+    measure_series(s, idx, n_grid, top, llc, scratch);
     if (s->ok && drifted(s->ratio0, s->ratio1)) {
         plat_printf("  series %s %lu: core/TSC ratio %.4f at its start, %.4f at its end: measured again\n", s->mode_name,
                     (unsigned long)s->page_bytes, s->ratio0, s->ratio1);
         s->tries = 2;
-        measure_series(s, idx, n_grid, top, scratch);
+        measure_series(s, idx, n_grid, top, llc, scratch);
     }
     if (s->ok)
         emit_points(s);
@@ -529,9 +561,9 @@ void lat_sweep_run(void)
     uint64_t cap = plat_alloc_limit(-1) / 2; /* leave the other half to everything else */
     if (cfg->max_bytes && (cap == 0 || cfg->max_bytes < cap))
         cap = cfg->max_bytes;
-    uint64_t top = lat_sweep_top(c.llc, cap);
-    size_t n_grid =
-        lat_size_grid(LAT_SWEEP_LO, top, cfg->quick ? LAT_SWEEP_PPO_QUICK : LAT_SWEEP_PPO_FULL, 64, grid, LAT_MAX_POINTS);
+    uint64_t top = lat_sweep_top_want(c.llc, cap, cfg->sweep_top);
+    size_t n_grid = lat_sweep_grid(LAT_SWEEP_LO, top, cfg->quick ? LAT_SWEEP_PPO_QUICK : LAT_SWEEP_PPO_FULL, c.llc,
+                                   64, grid, LAT_MAX_POINTS);
 
     size_t ns = 0;
     S[ns++] = (struct series){.mode = CHAIN_RANDOM, .mode_name = "random", .page_req = KiB(4)};
@@ -542,12 +574,13 @@ void lat_sweep_run(void)
         S[ns++] = (struct series){.mode = CHAIN_PAGE, .mode_name = "page", .page_req = KiB(4)};
 
     char b[24], b2[24];
-    plat_printf("Sweep: %zu sizes from %s to %s (%u per octave), %zu series; LLC by CPUID %s\n", n_grid,
-                lat_bytes_text(LAT_SWEEP_LO, b, sizeof(b)), lat_bytes_text(top, b2, sizeof(b2)),
-                cfg->quick ? LAT_SWEEP_PPO_QUICK : LAT_SWEEP_PPO_FULL, ns, c.llc ? "known" : "unknown");
+    plat_printf("Sweep: %zu sizes from %s to %s (%u per octave, 1 past %dx the LLC), %zu series; LLC by CPUID %s%s\n",
+                n_grid, lat_bytes_text(LAT_SWEEP_LO, b, sizeof(b)), lat_bytes_text(top, b2, sizeof(b2)),
+                cfg->quick ? LAT_SWEEP_PPO_QUICK : LAT_SWEEP_PPO_FULL, LAT_SWEEP_DENSE_LLC, ns,
+                c.llc ? "known" : "unknown", cfg->sweep_top ? " (top from sweep_top)" : "");
     struct lat_scratch scratch = {0};
     for (size_t k = 0; k < ns; k++)
-        run_series(&S[k], k, n_grid, top, &scratch);
+        run_series(&S[k], k, n_grid, top, c.llc, &scratch);
     lat_scratch_free(&scratch);
 
     const char *method;

@@ -126,8 +126,10 @@ int plat_guard_run(const struct guard *g, void (*fn)(void *ctx), void *ctx, size
 
 struct plat_config {
     bool quick;                      /* PROFILE_QUICK: fewer points, small time budgets */
+    bool minimal;                    /* emulated (QEMU TCG): minimum samples, no convergence loops */
     uint64_t seed;                   /* chain seeds derive from it */
     uint64_t max_bytes;              /* cap on any one working set; 0 = none */
+    uint64_t sweep_top;              /* the latency sweep's largest working set; 0 = 4x the LLC */
     uint32_t time_budget_ms;         /* sampling budget per point; 0 = the profile's default */
     enum timing_serialize serialize; /* fencing of the timestamps */
     const char *platform;            /* "uefi" or "linux", for the records */

@@ -143,8 +143,10 @@ const struct plat_config *plat_config(void)
     done = true; /* K.cfg and K.profile are final before any benchmark runs */
     c = (struct plat_config){
         .quick = K.profile == PROFILE_QUICK,
+        .minimal = K.minimal,
         .seed = K.cfg.seed,
         .max_bytes = K.cfg.max_bytes,
+        .sweep_top = K.cfg.sweep_top,
         .time_budget_ms = K.cfg.time_budget_ms,
         .serialize = !strcmp(K.cfg.serialize, "cpuid") ? TIMING_CPUID : TIMING_LFENCE,
         .platform = "uefi",

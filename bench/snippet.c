@@ -3,7 +3,7 @@
 #include "bench/snippet.h"
 #include "bench/clock.h"
 #include "bench/cycle_accounting.h"
-#include "bench/penalty.h"
+#include "bench/timed_loop.h"
 #include "bench/platform.h"
 #include "bench/snippet_gen.h"
 #include "kernel/fmt.h"

@@ -19,7 +19,7 @@ struct cfg_key {
     const char *name;
     enum cfg_kind kind;
     uint16_t off, size; /* field in struct config */
-    uint64_t max;       /* K_UINT */
+    uint64_t max;       /* K_UINT: the largest value; K_SIZE: the smallest one besides 0 (0: any) */
     const char *values; /* K_ENUM/K_WORD: the accepted words; others: what is expected */
     const char *def;    /* the default, as text the parser accepts (config_defaults parses it) */
     const char *help;
@@ -68,6 +68,9 @@ static const struct cfg_key keys[CFG_KEY_COUNT] = {
                             "fault on purpose after the machine description, to test crash reports"},
     [CFG_KEY_TURBO] = {"turbo", K_ENUM, FIELD(turbo), 0, "leave|off", "leave",
                        "turbo as the firmware left it, or off on every CPU for steady clocks"},
+    [CFG_KEY_SWEEP_TOP] = {"sweep_top", K_SIZE, FIELD(sweep_top), 4096,
+                           "0 or a byte count of at least 4K, optionally with K M G T or KiB MiB GiB TiB", "0",
+                           "largest working set of the latency sweep (lat_mem_rd's size); 0 means 4x the LLC"},
 };
 
 _Static_assert(CFG_KEY_COUNT <= 32, "set_mask has one bit per key");
@@ -274,6 +277,8 @@ static const char *set_value(struct config *c, const struct cfg_key *k, const ch
             if (sn == strlen(suffix[i].s) && memcmp(s, suffix[i].s, sn) == 0) {
                 if (num > (UINT64_MAX >> suffix[i].shift))
                     return "too large (at most 2^64-1 bytes)";
+                if (num && k->max && (num << suffix[i].shift) < k->max)
+                    return "too small (0, or at least 4K: the smallest working set the sweep can end at)";
                 *(uint64_t *)field = num << suffix[i].shift;
                 return NULL;
             }

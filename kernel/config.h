@@ -18,7 +18,7 @@ enum cfg_turbo { CFG_TURBO_LEAVE, CFG_TURBO_OFF }; /* turbo=: leave it as the fi
  * file `pmubench snippet --print-config` writes: 16 snippets of 2048 code and 2048 init bytes, 64 bytes per hex line,
  * with their comments and keys (about 220 KiB). docs/config.md, "pmubench.cfg syntax". */
 #define CFG_FILE_MAX (256u * 1024u)
-#define CFG_KEY_COUNT_ 16 /* = CFG_KEY_COUNT below (struct config needs it first) */
+#define CFG_KEY_COUNT_ 17 /* = CFG_KEY_COUNT below (struct config needs it first) */
 
 struct config {
     enum cfg_profile profile;
@@ -37,6 +37,7 @@ struct config {
     uint32_t time_budget_ms; /* per point, 0 = profile default */
     char crash_test[8];   /* none|ud|gp|pf|nested|ap_ud|ap_hang: fault on purpose (tests) */
     enum cfg_turbo turbo; /* leave|off, applied on every CPU (kernel/turbo.c) */
+    uint64_t sweep_top;   /* the latency sweep's largest working set; 0 = the rule from the LLC */
     uint32_t set_mask;    /* bit CFG_SET(key) per key given explicitly */
     /* Where each key given explicitly was last set, for errors found after parsing (config_blame): the origin
      * the parser was given (it must outlive the config: a literal, argv) and the line (0: load options). */
@@ -68,6 +69,7 @@ enum cfg_key_id {
     CFG_KEY_TIME_BUDGET_MS,
     CFG_KEY_CRASH_TEST,
     CFG_KEY_TURBO,
+    CFG_KEY_SWEEP_TOP,
     CFG_KEY_COUNT
 };
 #define CFG_SET(id) (1u << (id))

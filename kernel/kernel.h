@@ -19,6 +19,8 @@ struct kernel {
     char cfg_err[320];
     enum cfg_profile profile;   /* effective: never PROFILE_AUTO */
     const char *profile_why;
+    bool minimal;               /* QEMU TCG: every benchmark takes its minimum samples (minimal_why) */
+    const char *minimal_why;
     struct cpu_info cpu;
     struct acpi_info *acpi;     /* kalloc'd: large */
     bool acpi_ok;

@@ -33,6 +33,8 @@ struct json *report_run_begin(void)
         .numa_nodes = K.acpi_ok ? K.acpi->numa_nodes : 1,
         .quick = K.profile == PROFILE_QUICK,
         .profile_why = K.profile_why,
+        .minimal_samples = K.minimal,
+        .minimal_samples_why = K.minimal_why,
         .cfg = &K.cfg,
         .cfg_error = K.cfg_error ? K.cfg_err : NULL,
     };
@@ -77,6 +79,8 @@ void report_run_end(struct json *j)
     kprintf("Memory   %lu MiB usable, %u NUMA node(s)\n", K.memory_bytes >> 20, K.acpi_ok ? K.acpi->numa_nodes : 1);
     kprintf("CPUs     %u running (MADT lists %u enabled)\n", K.cpus, K.cpus_madt);
     kprintf("Profile  %s (%s)\n", K.profile == PROFILE_QUICK ? "quick" : "full", K.profile_why);
+    if (K.minimal)
+        kprintf("Samples  minimum only, no convergence loops (%s)\n", K.minimal_why);
 }
 
 static void report_cpu(void)

@@ -201,3 +201,113 @@ bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t byt
     }
     return p == start;
 }
+
+/* ---- CHAIN_RANDOM in parts (chain.h) ---------------------------------------------------------------------- */
+
+static size_t slice_lo(const struct chain_par *c, unsigned w)
+{
+    return (size_t)((uint64_t)c->n * w / CHAIN_PAR_PARTS); /* n < 2^32 */
+}
+
+/* Part w's generator for step s: distinct streams from one seed. */
+static void part_rand(const struct chain_par *c, unsigned s, unsigned w, struct rand *r)
+{
+    uint64_t x = c->seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(s * CHAIN_PAR_PARTS + w + 1));
+    rand_seed(r, splitmix64_next(&x));
+}
+
+int chain_par_init(struct chain_par *c, void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes)
+{
+    struct chain_geom g;
+    if (!c || !buf || !p || p->mode != CHAIN_RANDOM || !chain_geom(p, &g) || (uintptr_t)buf % g.line != 0)
+        return -1;
+    size_t need = chain_scratch_for(p, &g);
+    if (!scratch || scratch_bytes < need || (uintptr_t)scratch % sizeof(uint32_t) != 0)
+        return -1;
+    c->base = buf;
+    c->line = g.line;
+    c->n = g.n;
+    c->order = scratch;
+    c->seed = p->seed;
+    for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
+        for (unsigned b = 0; b < CHAIN_PAR_PARTS; b++)
+            c->at[w][b] = 0;
+    return 0;
+}
+
+void chain_par_place(struct chain_par *c)
+{
+    uint32_t pos = 0;
+    for (unsigned b = 0; b < CHAIN_PAR_PARTS; b++) {
+        c->from[b] = pos;
+        for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++) {
+            uint32_t k = c->at[w][b];
+            c->at[w][b] = pos;
+            pos += k;
+        }
+    }
+    c->from[CHAIN_PAR_PARTS] = pos;
+}
+
+void chain_par_step(struct chain_par *c, enum chain_par_step step, unsigned part)
+{
+    struct rand r;
+    if (part >= CHAIN_PAR_PARTS)
+        return;
+    size_t lo = slice_lo(c, part), hi = slice_lo(c, part + 1);
+    uint32_t *at = c->at[part];
+    switch (step) {
+    case CHAIN_PAR_COUNT:
+        part_rand(c, 0, part, &r);
+        for (size_t i = lo; i < hi; i++)
+            at[rand_next(&r) >> 58]++; /* top 6 bits: one of 64 buckets, exactly uniform */
+        break;
+    case CHAIN_PAR_SCATTER:
+        part_rand(c, 0, part, &r); /* the same draws as CHAIN_PAR_COUNT */
+        for (size_t i = lo; i < hi; i++)
+            c->order[at[rand_next(&r) >> 58]++] = (uint32_t)i;
+        break;
+    case CHAIN_PAR_SHUFFLE: {
+        uint32_t *a = c->order + c->from[part];
+        size_t m = c->from[part + 1] - c->from[part];
+        part_rand(c, 1, part, &r);
+        for (size_t i = m; i > 1; i--) { /* Fisher-Yates: j <= i - 1 */
+            size_t j = (size_t)rand_below(&r, i);
+            uint32_t t = a[i - 1];
+            a[i - 1] = a[j];
+            a[j] = t;
+        }
+        break;
+    }
+    case CHAIN_PAR_LINK:
+        for (size_t j = lo; j < hi; j++) {
+            size_t next = j + 1 < c->n ? j + 1 : 0;
+            *(void **)(c->base + (size_t)c->order[j] * c->line) = c->base + (size_t)c->order[next] * c->line;
+        }
+        break;
+    }
+}
+
+_Static_assert(CHAIN_PAR_PARTS == 64, "CHAIN_PAR_COUNT takes the bucket from the top 6 bits of a draw");
+
+void *chain_par_start(const struct chain_par *c, size_t *n_elems)
+{
+    if (n_elems)
+        *n_elems = c->n;
+    return c->base + (size_t)c->order[0] * c->line;
+}
+
+void *chain_par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n_elems)
+{
+    static struct chain_par c; /* 16 KiB of counts: not on a small stack */
+    if (chain_par_init(&c, buf, p, scratch, scratch_bytes) != 0)
+        return NULL;
+    for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
+        chain_par_step(&c, CHAIN_PAR_COUNT, w);
+    chain_par_place(&c);
+    static const enum chain_par_step rest[] = {CHAIN_PAR_SCATTER, CHAIN_PAR_SHUFFLE, CHAIN_PAR_LINK};
+    for (size_t s = 0; s < ARRAY_SIZE(rest); s++)
+        for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
+            chain_par_step(&c, rest[s], w);
+    return chain_par_start(&c, n_elems);
+}

@@ -55,4 +55,45 @@ void *chain_build(void *buf, const struct chain_params *p, void *scratch, size_t
  * the walk first returns to start after exactly n_elems steps: a cheap self-check before measuring. */
 bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t bytes);
 
+/* ---- CHAIN_RANDOM built in parts, on several CPUs at once --------------------------------------------------
+ * The same kind of cycle as CHAIN_RANDOM (a uniformly random cyclic order of every line), built in steps
+ * whose CHAIN_PAR_PARTS parts may run on different CPUs at the same time (the caller runs every part of a
+ * step, on whatever CPUs, before it starts the next step):
+ *   CHAIN_PAR_COUNT   (part w) each index of slice w draws one of CHAIN_PAR_PARTS buckets from part w's own
+ *                     generator; counts per (part, bucket)
+ *   chain_par_place   (once)   prefix sums: where part w's indices of bucket b go in the order array
+ *   CHAIN_PAR_SCATTER (part w) the same draws again; each index written to its bucket's next place
+ *   CHAIN_PAR_SHUFFLE (part b) Fisher-Yates inside bucket b (its own generator)
+ *   CHAIN_PAR_LINK    (part w) slice w of the order: element order[j] points to order[j + 1], the last to
+ *                     the first
+ * Independent uniform buckets, each shuffled uniformly, then concatenated, give a uniformly random
+ * permutation (Sanders, "Random permutations on distributed, external and hierarchical memory", 1998), so
+ * the cycle has the distribution of Sattolo's. Every access but the links is sequential or inside one
+ * bucket (n / 64 indices: an L2's worth at 2 GiB), and the links are independent stores: unlike Sattolo's
+ * swaps over the whole index array, no step waits on memory latency. The chain depends on the seed alone,
+ * not on how many CPUs ran the parts. Scratch: the same as CHAIN_RANDOM (chain_scratch_bytes). */
+#define CHAIN_PAR_PARTS 64u
+
+enum chain_par_step { CHAIN_PAR_COUNT, CHAIN_PAR_SCATTER, CHAIN_PAR_SHUFFLE, CHAIN_PAR_LINK };
+
+struct chain_par {
+    char *base;
+    size_t line, n;
+    uint32_t *order; /* the scratch: the visiting order, n indices */
+    uint64_t seed;
+    uint32_t at[CHAIN_PAR_PARTS][CHAIN_PAR_PARTS]; /* [part][bucket]: count, then the next place */
+    uint32_t from[CHAIN_PAR_PARTS + 1];            /* bucket b is order[from[b] .. from[b + 1]) */
+};
+
+/* Checks p (CHAIN_RANDOM only) and the buffers as chain_build does and readies c: 0, or -1. */
+int chain_par_init(struct chain_par *c, void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes);
+/* One part (0 <= part < CHAIN_PAR_PARTS) of one step. */
+void chain_par_step(struct chain_par *c, enum chain_par_step step, unsigned part);
+/* Between CHAIN_PAR_COUNT and CHAIN_PAR_SCATTER, once. */
+void chain_par_place(struct chain_par *c);
+/* Where the chase starts (after CHAIN_PAR_LINK) and how many elements the cycle has. */
+void *chain_par_start(const struct chain_par *c, size_t *n_elems);
+/* Every step in order on the calling CPU: chain_build's contract for CHAIN_RANDOM, with this chain. */
+void *chain_par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n_elems);
+
 #endif

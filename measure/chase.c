@@ -58,7 +58,8 @@ int chase_measure(void *start, size_t n_elems, const struct chase_opts *o, doubl
         .clock = o->clock,
         .clock_ctx = o->clock_ctx,
         .serialize = o->serialize,
-        .warmup_iters = (n_elems * passes + CHASE_UNROLL - 1) / CHASE_UNROLL,
+        .warmup_iters = o->warmup_loads ? (o->warmup_loads + CHASE_UNROLL - 1) / CHASE_UNROLL
+                                        : (n_elems * passes + CHASE_UNROLL - 1) / CHASE_UNROLL,
         .overhead_reps = CHASE_OVERHEAD_REPS,
         .iters = 1,
         .min_sample_ticks = o->min_sample_tsc ? o->min_sample_tsc : 1,

@@ -19,7 +19,9 @@ struct chase_opts {
     size_t min_samples;              /* at least this many samples, budget or not (0 is taken as 1) */
     size_t max_samples;              /* at most this many (0 = sample_cap) */
     double target_ci;                /* stop when the median's 95 % CI half-width / median <= this; <= 0: never */
-    size_t warmup_passes;            /* full passes over the chain before anything is timed (0 -> 1) */
+    size_t warmup_passes;            /* full passes over the chain before anything is timed (0 -> 1) ... */
+    uint64_t warmup_loads;           /* ... or, when not 0, this many loads instead (a chain far larger than
+                                        the caches is already in a random cache and TLB state once built) */
     enum timing_serialize serialize; /* fencing of the built-in clock (measure/timing.h) */
     chase_clock_fn clock;            /* NULL: timing_read(serialize); tests inject a fake clock here */
     void *clock_ctx;

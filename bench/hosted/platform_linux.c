@@ -664,6 +664,7 @@ int host_init(const struct config *cfg, bool quick, char *err, size_t errlen)
         .quick = quick,
         .seed = cfg->seed,
         .max_bytes = cfg->max_bytes,
+        .sweep_top = cfg->sweep_top,
         .time_budget_ms = cfg->time_budget_ms,
         .serialize = !strcmp(cfg->serialize, "cpuid") ? TIMING_CPUID : TIMING_LFENCE,
         .platform = "linux",

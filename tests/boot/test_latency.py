@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import time
+import types
 
 import pytest
 
@@ -108,6 +109,16 @@ def test_quick_smp4_two_nodes_every_record_and_fast():
              on_line=lambda s: stamped.append((time.monotonic(), parse.clean_text(s).strip())))
     run = b.run.run
     assert b.run.status == "ok" and run["profile"] == "quick" and run["cpus"] == 4
+
+    # Minimal mode (docs/measurement.md): under TCG every benchmark takes its minimum samples, no stop rule
+    # and no convergence loop; the run record and the console say so once.
+    assert run["minimal_samples"] is True and "TCG" in run["minimal_samples_why"]
+    assert b.log.count("Samples  minimum only") == 1
+    for r in b.run.by_type("latency_sweep"):
+        assert r["n"] == 7 and r["converged"] is False, r["figure"]
+    for r in b.run.by_type("c2c"):
+        for k in ("hitm", "hit"):
+            assert r[k]["n"] == 3, (r["from_cpu"], r["to_cpu"], k)
 
     # Each benchmark's reported time against the host's clock on the serial lines (the c2c line was once
     # suspected of 0.006 s for a second of work). Under TCG the guest TSC follows QEMU's virtual clock, which
@@ -248,9 +259,22 @@ def test_full_profile_four_points_per_octave_and_page_mode():
         assert len([s for s in r4k if lo <= s < 2 * lo]) == 4, lo
     assert ("page", 4096) in series and all(s % 4096 == 0 for s in series[("page", 4096)])
     ds = data_sources(b)
-    # Placed rows sample adaptively: at most 101 rounds in the full profile, fewer once the CI is tight.
-    assert ds["L3_unshared"]["rounds"] == 101 and 1 <= ds["L3_unshared"]["n"] <= 101
+    # Placed rows sample adaptively (at most 101 rounds in the full profile); under TCG the minimum, 11.
+    assert b.run.run["minimal_samples"] is True
+    assert ds["L3_unshared"]["rounds"] == 11 and ds["L3_unshared"]["n"] == 11
     assert b.one("c2c_summary")["rounds"] == 11 and len(b.run.by_type("c2c")) == 2
+
+
+def test_sweep_top_key_sets_the_largest_working_set():
+    # sweep_top=3M on a 16 MiB-LLC model: the sweep ends at 3 MiB (not a power of two), whatever 4x the LLC is.
+    b = boot(cpu="Nehalem", smp=2, mem="1G", args="bench=latency sweep_top=3M", timeout=90)
+    assert b.run.status == "ok" and b.run.run["config"]["sweep_top"] == 3 << 20
+    series = sweep_points(b)
+    for page in (4096, 2 << 20):
+        assert series[("random", page)][0] == 1024 and series[("random", page)][-1] == 3 << 20
+    for s in b.run.by_type("latency_series"):
+        assert s["top_bytes"] == 3 << 20 and s["ended"] == "top"
+    assert "(top from sweep_top)" in b.log
 
 
 # ---- the hosted runner ----------------------------------------------------------------------------------
@@ -292,6 +316,32 @@ def test_hosted_runner_same_records(host_bench):
     assert run.by_type("numa_latency") and run.by_type("loaded_latency")
     for line in p.stdout.splitlines():
         assert not line.startswith("{") or line.startswith('{"type"'), line
+
+
+def test_hosted_runner_sweep_top_and_sparse_octaves_past_the_llc(host_bench):
+    # 4x this machine's LLC and more: past 2x the LLC one point per octave; every series ends at sweep_top
+    # (or, page-by-page, where its page-walk plateau is clear); chains of many lines built on every CPU.
+    p = run_host(host_bench, "bench=latency", "profile=full", "time_budget_ms=1", "seed=5")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    run = parse.parse_log(p.stdout)
+    assert run.run["minimal_samples"] is False
+    llc = llc_bytes(run.run)
+    top = max(s["top_bytes"] for s in run.by_type("latency_series"))
+    series = sweep_points(types.SimpleNamespace(run=run))
+    for (mode, page), sizes in series.items():
+        dense = [x for x in sizes if x <= 2 * llc]
+        sparse = [x for x in sizes if x > 2 * llc]
+        assert all(b == 2 * a for a, b in zip(sparse, sparse[1:])), (mode, page, sparse)
+        if mode == "random":
+            assert sizes[-1] == top
+        assert len([x for x in dense if llc < x <= 2 * llc]) >= 3  # full density up to 2x the LLC
+    for s in run.by_type("latency_series"):
+        assert s["loads"] > 0 and s["build_seconds"] >= 0 and s["build_cpus"] >= 1
+        assert s["ended"] in ("top", "page_walk_plateau") and (s["ended"] == "top" or s["mode"] == "page")
+    big = [s for s in run.by_type("latency_series") if s["mode"] == "random"]
+    assert all(s["build_cpus"] == run.run["cpus"] for s in big)  # one node here: every CPU builds
+    bad = run_host(host_bench, "bench=latency", "sweep_top=1K", timeout=60)
+    assert bad.returncode == 1 and "'sweep_top': too small" in bad.stdout + bad.stderr
 
 
 def test_hosted_runner_rejects_bad_config(host_bench):

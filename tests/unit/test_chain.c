@@ -543,6 +543,123 @@ static void test_verify_rejects(void **state)
     arena_free(&a);
 }
 
+/* ---- CHAIN_RANDOM in parts ------------------------------------------------------------------------- */
+
+/* One cycle over every line, for counts around the part and bucket sizes; the result is the same whether
+ * the parts run in order, backwards or interleaved (what several CPUs may do), and depends on the seed. */
+static void test_par_single_cycle_any_part_order(void **state)
+{
+    (void)state;
+    static const size_t counts[] = {1, 2, 3, 63, 64, 65, 127, 1000, 4096, 10007, 70000};
+    static struct chain_par c;
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        for (uint64_t seed = 0; seed < 3; seed++) {
+            struct chain_params p = {.bytes = counts[k] * 64, .line = 64, .mode = CHAIN_RANDOM, .seed = seed};
+            size_t need = chain_scratch_bytes(&p);
+            struct arena a = arena_new(p.bytes, 4096, need);
+            size_t n = 0;
+            void *start = chain_par_build(a.buf, &p, a.scratch, need, &n);
+            assert_non_null(start);
+            assert_int_equal(n, counts[k]);
+            size_t *o1 = malloc(n * sizeof(size_t)), *o2 = malloc(n * sizeof(size_t));
+            check_cycle(&a, start, n, 64, sel_all, NULL, o1);
+            /* the parts backwards, step by step, into a fresh buffer */
+            memset(a.buf, 0xA5, a.bytes);
+            assert_int_equal(chain_par_init(&c, a.buf, &p, a.scratch, need), 0);
+            for (unsigned w = CHAIN_PAR_PARTS; w-- > 0;)
+                chain_par_step(&c, CHAIN_PAR_COUNT, w);
+            chain_par_place(&c);
+            for (unsigned w = CHAIN_PAR_PARTS; w-- > 0;)
+                chain_par_step(&c, CHAIN_PAR_SCATTER, w);
+            for (unsigned w = 0; w < CHAIN_PAR_PARTS; w += 2)
+                chain_par_step(&c, CHAIN_PAR_SHUFFLE, w);
+            for (unsigned w = 1; w < CHAIN_PAR_PARTS; w += 2)
+                chain_par_step(&c, CHAIN_PAR_SHUFFLE, w);
+            for (unsigned w = CHAIN_PAR_PARTS; w-- > 0;)
+                chain_par_step(&c, CHAIN_PAR_LINK, w);
+            size_t n2 = 0;
+            void *start2 = chain_par_start(&c, &n2);
+            assert_ptr_equal(start2, start);
+            assert_int_equal(n2, n);
+            check_cycle(&a, start2, n2, 64, sel_all, NULL, o2);
+            assert_memory_equal(o1, o2, n * sizeof(size_t));
+            free(o1);
+            free(o2);
+            arena_free(&a);
+        }
+    }
+}
+
+/* Every one of the (n-1)! cycles with equal probability, like Sattolo's: n = 4, six cycles ~1000 each; and
+ * a large chain is scattered (no prefetchable neighbours) and differs from seed to seed. */
+static void test_par_uniform_and_scattered(void **state)
+{
+    (void)state;
+    int counts[256] = {0};
+    struct arena a = arena_new(4 * 64, 64, 16);
+    for (uint64_t seed = 0; seed < 6000; seed++) {
+        struct chain_params p = {.bytes = 4 * 64, .line = 64, .mode = CHAIN_RANDOM, .seed = seed};
+        assert_non_null(chain_par_build(a.buf, &p, a.scratch, 16, NULL));
+        int key = 0;
+        for (int i = 0; i < 4; i++)
+            key = key * 4 + (int)((*(char **)(a.buf + i * 64) - a.buf) / 64);
+        counts[key]++;
+    }
+    int distinct = 0;
+    for (int k = 0; k < 256; k++) {
+        if (counts[k]) {
+            distinct++;
+            assert_in_range(counts[k], 850, 1150);
+        }
+    }
+    assert_int_equal(distinct, 6);
+    arena_free(&a);
+
+    struct chain_params p = {.bytes = 65536 * 64, .line = 64, .mode = CHAIN_RANDOM, .seed = 5};
+    struct arena b = arena_new(p.bytes, 4096, chain_scratch_bytes(&p));
+    size_t n;
+    assert_non_null(chain_par_build(b.buf, &p, b.scratch, b.scratch_bytes, &n));
+    size_t adjacent = 0;
+    char **first = malloc(n * sizeof(char *));
+    for (size_t i = 0; i < n; i++) {
+        char *e = b.buf + i * 64, *next = *(char **)e;
+        first[i] = next;
+        adjacent += (next == e + 64 || next == e - 64);
+    }
+    assert_true(adjacent < n / 100); /* about 2 expected */
+    p.seed = 6;
+    assert_non_null(chain_par_build(b.buf, &p, b.scratch, b.scratch_bytes, &n));
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++)
+        same += *(char **)(b.buf + i * 64) == first[i];
+    assert_true(same < n / 100);
+    free(first);
+    arena_free(&b);
+}
+
+/* What chain_build refuses, chain_par_init refuses; and only CHAIN_RANDOM is built in parts. */
+static void test_par_bad_params(void **state)
+{
+    (void)state;
+    static struct chain_par c;
+    struct arena a = arena_new(4096, 4096, 4096);
+    struct chain_params p = {.bytes = 4096, .line = 64, .mode = CHAIN_RANDOM};
+    assert_int_equal(chain_par_init(&c, a.buf, &p, a.scratch, 4096), 0);
+    assert_int_equal(chain_par_init(&c, a.buf, &p, a.scratch, 63 * 4), -1);  /* scratch too small */
+    assert_int_equal(chain_par_init(&c, a.buf, &p, NULL, 4096), -1);
+    assert_int_equal(chain_par_init(&c, a.buf + 8, &p, a.scratch, 4096), -1); /* not line aligned */
+    assert_int_equal(chain_par_init(&c, NULL, &p, a.scratch, 4096), -1);
+    p.mode = CHAIN_PAGE;
+    assert_int_equal(chain_par_init(&c, a.buf, &p, a.scratch, 4096), -1);
+    p.mode = CHAIN_RANDOM;
+    p.line = 48;
+    assert_int_equal(chain_par_init(&c, a.buf, &p, a.scratch, 4096), -1);
+    p.line = 64;
+    p.bytes = 32;
+    assert_null(chain_par_build(a.buf, &p, a.scratch, 4096, NULL));
+    arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -553,6 +670,8 @@ int main(void)
         cmocka_unit_test(test_stride_mode),          cmocka_unit_test(test_stride_rotation_covers_sets),
         cmocka_unit_test(test_deterministic),        cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_bad_params),           cmocka_unit_test(test_verify_rejects),
+        cmocka_unit_test(test_par_single_cycle_any_part_order), cmocka_unit_test(test_par_uniform_and_scattered),
+        cmocka_unit_test(test_par_bad_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,7 +94,7 @@ static void test_defaults(void **state)
                         "\"trace_msr\":false,\"pmu_assume\":\"none\",\"events\":\"\","
                         "\"acpi_dump\":false,\"max_cpus\":0,\"seed\":\"0x9e3779b97f4a7c15\","
                         "\"serialize\":\"lfence\",\"time_budget_ms\":0,\"crash_test\":\"none\","
-                        "\"turbo\":\"leave\"}");
+                        "\"turbo\":\"leave\",\"sweep_top\":0}");
 }
 
 static void test_key_help(void **state)
@@ -154,7 +154,8 @@ static void test_file_all_keys(void **state)
                        "serialize = cpuid\n"
                        "time_budget_ms = 600000\n"
                        "crash_test = nested\n"
-                       "turbo = off\n";
+                       "turbo = off\n"
+                       "sweep_top = 2G\n";
     assert_int_equal(parse_file(&c, text), 0);
     assert_int_equal(c.profile, PROFILE_QUICK);
     assert_int_equal(c.serial_port, 0x2F8);
@@ -172,6 +173,7 @@ static void test_file_all_keys(void **state)
     assert_int_equal(c.time_budget_ms, 600000);
     assert_string_equal(c.crash_test, "nested");
     assert_int_equal(c.turbo, CFG_TURBO_OFF);
+    assert_int_equal(c.sweep_top, 2ull << 30);
     assert_int_equal(c.set_mask, (1u << CFG_KEY_COUNT) - 1);
 
     char buf[1024];
@@ -183,7 +185,7 @@ static void test_file_all_keys(void **state)
                         "\"events\":\"INST_RETIRED.ANY,0x412e\",\"acpi_dump\":true,"
                         "\"max_cpus\":4096,\"seed\":\"0xdeadbeef12345678\","
                         "\"serialize\":\"cpuid\",\"time_budget_ms\":600000,\"crash_test\":\"nested\","
-                        "\"turbo\":\"off\"}");
+                        "\"turbo\":\"off\",\"sweep_top\":2147483648}");
 }
 
 /* The sections: everything from the first '[' line on is kept, unparsed, for their owners (bench/snippet_cfg.h);
@@ -373,6 +375,10 @@ static void test_numeric_values(void **state)
         {"max_bytes=1T", OFF(max_bytes), 1ull << 40},
         {"max_bytes=16777215TiB", OFF(max_bytes), 16777215ull << 40},
         {"max_bytes=18446744073709551615", OFF(max_bytes), UINT64_MAX},
+        {"sweep_top=0", OFF(sweep_top), 0},
+        {"sweep_top=4K", OFF(sweep_top), 4096},
+        {"sweep_top=256M", OFF(sweep_top), 256ull << 20},
+        {"sweep_top=2 GiB", OFF(sweep_top), 2ull << 30},
         {"max_cpus=0", OFF(max_cpus), 0},
         {"max_cpus=0x10", OFF(max_cpus), 16},
         {"seed=0", OFF(seed), 0},
@@ -445,6 +451,9 @@ static void test_bad_values(void **state)
         {"bench=lat,,bw", "bad value 'lat,,bw' for 'bench': expected a comma-separated list of benchmark names [a-z0-9_]"},
         {"bench=la-t", "bad value 'la-t' for 'bench': expected a comma-separated list of benchmark names [a-z0-9_]"},
         {"bench=lat bw", "bad value 'lat bw' for 'bench': expected a comma-separated list of benchmark names [a-z0-9_]"},
+        {"sweep_top=4095", "bad value '4095' for 'sweep_top': too small (0, or at least 4K: the smallest working set the sweep can end at)"},
+        {"sweep_top=1K", "bad value '1K' for 'sweep_top': too small (0, or at least 4K: the smallest working set the sweep can end at)"},
+        {"sweep_top=big", "bad value 'big' for 'sweep_top': expected 0 or a byte count of at least 4K, optionally with K M G T or KiB MiB GiB TiB"},
         {"max_bytes=10KB", "bad value '10KB' for 'max_bytes': expected a byte count, optionally with K M G T or KiB MiB GiB TiB"},
         {"max_bytes=10 Mi", "bad value '10 Mi' for 'max_bytes': expected a byte count, optionally with K M G T or KiB MiB GiB TiB"},
         {"max_bytes=5X", "bad value '5X' for 'max_bytes': expected a byte count, optionally with K M G T or KiB MiB GiB TiB"},

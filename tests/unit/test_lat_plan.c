@@ -129,6 +129,70 @@ static void sweep_top_is_four_llc_power_of_two_capped(void **state)
     assert_int_equal(lat_sweep_top(1ull << 62, 0), 1ull << 62); /* saturates, no overflow */
 }
 
+/* sweep_top=SIZE: that size (4 KiB aligned), the cap still applies; 0 keeps the rule from the LLC. */
+static void sweep_top_key_overrides_the_rule(void **state)
+{
+    (void)state;
+    assert_int_equal(lat_sweep_top_want(MiB(32), 0, 0), MiB(128));
+    assert_int_equal(lat_sweep_top_want(MiB(32), 0, GiB(2)), GiB(2));
+    assert_int_equal(lat_sweep_top_want(MiB(32), 0, MiB(256)), MiB(256));
+    assert_int_equal(lat_sweep_top_want(MiB(32), 0, MiB(3) + 100), MiB(3)); /* 4 KiB aligned, not a power of 2 */
+    assert_int_equal(lat_sweep_top_want(MiB(32), GiB(1) + 5, GiB(2)), GiB(1));
+    assert_int_equal(lat_sweep_top_want(MiB(32), 0, 100), LAT_SWEEP_LO);
+}
+
+/* Up to 2x the LLC the grid has all its points per octave, above only the octaves and the top. */
+static void sweep_grid_sparse_past_twice_the_llc(void **state)
+{
+    (void)state;
+    uint64_t full[LAT_MAX_POINTS], g[LAT_MAX_POINTS];
+    size_t nf = lat_size_grid(KiB(1), GiB(2), 4, 64, full, LAT_MAX_POINTS);
+    size_t n = lat_sweep_grid(KiB(1), GiB(2), 4, MiB(32), 64, g, LAT_MAX_POINTS);
+    assert_int_equal(nf, 85);
+    /* 1 KiB .. 64 MiB: 16 octaves x 4 + 64 MiB; then 128 MiB .. 2 GiB: 5 octaves */
+    assert_int_equal(n, 65 + 5);
+    for (size_t i = 0; i < 65; i++)
+        assert_int_equal(g[i], full[i]);
+    assert_int_equal(g[64], MiB(64));
+    for (size_t i = 65; i < n; i++)
+        assert_int_equal(g[i], MiB(128) << (i - 65));
+    /* a top off the octaves stays last; an LLC not a power of two keeps every grid point up to 2x it */
+    n = lat_sweep_grid(KiB(1), MiB(300), 4, MiB(100), 64, g, LAT_MAX_POINTS);
+    assert_int_equal(g[n - 1], MiB(300));
+    assert_int_equal(g[n - 2], MiB(256));
+    assert_true(g[n - 3] <= MiB(200) && g[n - 3] > MiB(160));
+    /* no LLC, or a top below 2x the LLC: the whole grid */
+    assert_int_equal(lat_sweep_grid(KiB(1), GiB(2), 4, 0, 64, g, LAT_MAX_POINTS), nf);
+    assert_int_equal(lat_sweep_grid(KiB(1), MiB(128), 4, MiB(64), 64, g, LAT_MAX_POINTS),
+                     lat_size_grid(KiB(1), MiB(128), 4, 64, full, LAT_MAX_POINTS));
+    assert_int_equal(lat_sweep_grid(KiB(1), GiB(2), 0, MiB(32), 64, g, LAT_MAX_POINTS), 0);
+}
+
+/* The page series stops once two steps past the LLC are flat and the last is past 2x the LLC. */
+static void page_plateau_needs_two_flat_steps_past_the_llc(void **state)
+{
+    (void)state;
+    const uint64_t llc = MiB(32);
+    uint64_t b[] = {MiB(16), MiB(32), MiB(48), MiB(64), MiB(128), MiB(256)};
+    double flat[] = {20, 60, 100, 101, 102, 101.5};
+    assert_false(lat_page_plateau(b, flat, NULL, 3, llc)); /* 48 MiB: not past 2x the LLC */
+    assert_false(lat_page_plateau(b, flat, NULL, 4, llc)); /* 64 MiB = 2x the LLC, not above it */
+    assert_true(lat_page_plateau(b, flat, NULL, 5, llc));  /* 128 MiB; 64 and 48 MiB past the LLC, flat */
+    double rising[] = {20, 60, 100, 101, 110, 112};
+    assert_false(lat_page_plateau(b, rising, NULL, 5, llc));
+    assert_false(lat_page_plateau(b, rising, NULL, 6, llc)); /* 110 -> 112 flat, 101 -> 110 not */
+    uint64_t b2[] = {MiB(16), MiB(32), MiB(48), MiB(64), MiB(128), MiB(256), MiB(512)};
+    double l7[] = {20, 60, 100, 101, 110, 112.5, 113};
+    assert_true(lat_page_plateau(b2, l7, NULL, 7, llc));
+    assert_false(lat_page_plateau(b, flat, NULL, 5, 0)); /* no LLC: never */
+    assert_false(lat_page_plateau(NULL, flat, NULL, 5, llc));
+    /* a step within the points' uncertainty is flat: 101 -> 110 (8.9 %) with CIs of +-5 % each */
+    double ci[] = {0.01, 0.01, 0.01, 0.05, 0.05, 0.05};
+    assert_true(lat_page_plateau(b, rising, ci, 6, llc));
+    double tight[] = {0.01, 0.01, 0.01, 0.02, 0.02, 0.02};
+    assert_false(lat_page_plateau(b, rising, tight, 6, llc));
+}
+
 static struct cpu_info nehalem(void)
 {
     struct cpu_info ci;
@@ -395,6 +459,9 @@ int main(void)
         cmocka_unit_test(grid_truncated_keeps_the_top),
         cmocka_unit_test(grid_near_uint64_max_terminates),
         cmocka_unit_test(sweep_top_is_four_llc_power_of_two_capped),
+        cmocka_unit_test(sweep_top_key_overrides_the_rule),
+        cmocka_unit_test(sweep_grid_sparse_past_twice_the_llc),
+        cmocka_unit_test(page_plateau_needs_two_flat_steps_past_the_llc),
         cmocka_unit_test(caches_from_cpuid_pick_data_levels),
         cmocka_unit_test(placed_bytes_quarter_l2_whole_iterations),
         cmocka_unit_test(evict_bytes_twice_capacity_capped_by_l3),

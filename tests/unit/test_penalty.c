@@ -59,6 +59,18 @@ static void test_measure_protocol(void **state)
     o.max_samples = 1;
     assert_int_equal(pm_measure(spin_loop, &s, &o, &r), 0);
     assert_true(r.iters_per_sample >= (1u << 20));
+    /* fixed (minimal mode): no warm-up, no calibration, every sample first_iters iterations; only the
+     * empty overhead calls and the samples run the loop */
+    struct spin f = {0};
+    o.fixed = true;
+    o.first_iters = 3;
+    o.min_samples = o.max_samples = 3;
+    assert_int_equal(pm_measure(spin_loop, &f, &o, &r), 0);
+    assert_int_equal(r.iters_per_sample, 3);
+    assert_int_equal(r.samples, 3);
+    assert_int_equal(f.iters_total, 3 * 3);
+    assert_int_equal(f.calls, PM_OVERHEAD_REPS + 3);
+    o.fixed = false;
     assert_int_equal(pm_measure(NULL, &s, &o, &r), -1);
     assert_int_equal(pm_measure(spin_loop, &s, NULL, &r), -1);
 }

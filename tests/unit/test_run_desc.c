@@ -88,13 +88,15 @@ static void test_image_keys(void **state)
                          .tsc_measured_ref = "hpet", .tsc_measured_hz = 1999999000, .tsc_spread = 1e-5,
                          .invariant_tsc = true, .core_tsc_ratio = 1.5, .core_tsc_method = "aperf_mperf",
                          .memory_bytes = 1 << 30, .cpus = 2, .cpus_madt = 2, .cpus_note = "answered SIPI",
-                         .numa_nodes = 1, .quick = true, .profile_why = "auto", .cfg = &cfg};
+                         .numa_nodes = 1, .quick = true, .profile_why = "auto",
+                         .minimal_samples = true, .minimal_samples_why = "QEMU TCG", .cfg = &cfg};
     char k[1024];
     const char *s = write(&d);
     assert_string_equal(keys(s, k, sizeof(k)),
                         "version,git,cpu,tsc_hz,tsc_method,tsc_measured_hz,tsc_measured_ref,tsc_spread,invariant_tsc,"
                         "core_tsc_ratio,core_tsc_method,memory_bytes,cpus,cpus_madt,cpus_note,numa_nodes,caches,pmu,"
-                        "profile,profile_why,config");
+                        "profile,profile_why,minimal_samples,minimal_samples_why,config");
+    assert_non_null(strstr(s, "\"minimal_samples\":true,\"minimal_samples_why\":\"QEMU TCG\""));
     assert_non_null(strstr(s, "\"cpu\":{\"vendor\":\"GenuineIntel\",\"family\":6,\"model\":26,\"stepping\":5,"
                               "\"signature\":\"0x106a5\",\"brand\":\"Test CPU\",\"uarch\":\"Nehalem\",\"hypervisor\":\"\"}"));
     assert_non_null(strstr(s, "\"caches\":[{\"level\":2,\"type\":\"unified\",\"bytes\":262144,\"ways\":8,\"line\":64,"
@@ -116,7 +118,9 @@ static void test_hosted_keys_and_config_error(void **state)
     const char *s = write(&d);
     assert_string_equal(keys(s, k, sizeof(k)),
                         "version,git,platform,hosted,os,cpu,tsc_hz,tsc_method,tsc_spread,invariant_tsc,core_tsc_ratio,"
-                        "core_tsc_method,memory_bytes,cpus,cpus_allowed,numa_nodes,caches,pmu,profile,profile_why,config");
+                        "core_tsc_method,memory_bytes,cpus,cpus_allowed,numa_nodes,caches,pmu,profile,profile_why,minimal_samples,"
+                        "config");
+    assert_non_null(strstr(s, "\"minimal_samples\":false,\"config\""));
     assert_non_null(strstr(s, "\"platform\":\"linux\",\"hosted\":true,\"os\":\"Linux 6.1\""));
     assert_non_null(strstr(s, "\"profile\":\"full\""));
     assert_non_null(strstr(s, "\"config\":{\"error\":\"bad value for 'bench'\"}"));

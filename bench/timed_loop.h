@@ -1,0 +1,49 @@
+/* timed_loop.h - the timed-loop protocol: a loop timed by the measurement engine, in TSC ticks and core cycles per iteration. */
+#ifndef PMB_BENCH_TIMED_LOOP_H
+#define PMB_BENCH_TIMED_LOOP_H
+
+#include "kernel/klib.h"
+#include "measure/stats.h"
+#include "measure/serialize.h"
+
+/* Runs `iters` iterations of a measured loop (iters == 0: none, the call alone). The loop's own state
+ * (a chase pointer, an LFSR) lives in arg and carries over from call to call. */
+typedef void (*pm_loop_fn)(void *arg, uint64_t iters);
+
+struct pm_opts {
+    uint64_t min_sample_tsc;         /* a sample lasts at least this many ticks beyond the overhead */
+    uint64_t budget_tsc;             /* sampling stops after this many ticks (min_samples still taken); 0 none */
+    size_t min_samples, max_samples; /* max_samples <= PM_MAX_SAMPLES */
+    double target_ci;                /* stop early once the median's CI half-width / median is this */
+    uint64_t warmup_iters;           /* iterations run before anything is timed (0: 64) */
+    uint64_t first_iters;            /* calibration starts here and doubles (0: 16) */
+    bool fixed;                      /* no warm-up and no calibration: every sample runs first_iters (minimal mode) */
+    enum timing_serialize serialize;
+};
+
+#define PM_MAX_SAMPLES 512
+#define PM_MAX_ITERS (1ull << 34) /* calibration guard */
+#define PM_OVERHEAD_REPS 15
+
+/* The profile's options (plat_config): quick: 20000-tick samples, 5..31 samples, 3 % CV, 2 ms budget per
+ * point; full: 200000 ticks, 11..201, 1 %, 50 ms; time_budget_ms overrides the budget. */
+void pm_opts_profile(struct pm_opts *o);
+
+struct pm_result {
+    struct stats tsc;          /* TSC ticks per iteration over the samples */
+    double ratio;              /* core cycles per TSC tick used for `cycles` */
+    const char *cycles_method; /* "pmu:<event>" (counted around one sample) or "core_tsc_ratio:<platform method>" */
+    double cycles, ns;         /* median per iteration */
+    double cv;                 /* robust spread of the per-iteration samples (tsc.spread) */
+    bool converged;            /* the stop rule reached target_ci */
+    uint64_t iters_per_sample;
+    size_t samples;
+};
+
+/* Times fn: warm-up, the median of PM_OVERHEAD_REPS empty calls (subtracted), iterations doubled until a
+ * sample lasts min_sample_tsc, then samples until the CI of the median reaches target_ci, max_samples or the budget.
+ * Runs on the calling CPU; the caller owns the environment (interrupts off). Returns 0, or -1 when the clock
+ * does not advance or an argument is invalid. */
+int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_result *r);
+
+#endif
