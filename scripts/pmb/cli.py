@@ -146,7 +146,7 @@ def cmd_run(a):
         if run.status != "ok" or res.status not in ("ok", "unknown"):
             rc = EXIT_FAIL
         if not a.no_report:
-            meta["report"] = _write_run_report(run, d)
+            meta["report"] = _write_run_report(run, d, meta)
     with open(os.path.join(d, "boot.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
@@ -157,12 +157,13 @@ def cmd_run(a):
     return rc
 
 
-def _write_run_report(run, d):
+def _write_run_report(run, d, meta=None):
     """report.html (self-contained), report.md and plots/*.png in the results directory d; the HTML's
-    name, or None after saying why not (a report that cannot be drawn never fails the run)."""
+    name, or None after saying why not (a report that cannot be drawn never fails the run). meta: what
+    boot.json will hold (the accelerator and why), for the report's banner."""
     from . import report
     try:
-        doc = report.build(run, want_plots=True)
+        doc = report.build(run, want_plots=True, boot=meta)
         if doc.images():
             report.write_pngs(doc, os.path.join(d, "plots"))
         with open(os.path.join(d, "report.md"), "w", encoding="utf-8") as f:
@@ -208,12 +209,23 @@ def cmd_parse(a):
 
 # ---- report ----------------------------------------------------------------------------------
 
+def _boot_meta(path):
+    """The boot.json beside a log or in a results directory ({} when there is none or it is unreadable)."""
+    d = path if os.path.isdir(path) else os.path.dirname(path)
+    try:
+        with open(os.path.join(d, "boot.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+        return meta if isinstance(meta, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
 def cmd_report(a):
     from . import report
     run = _load(a.run)
     if run is None:
         return EXIT_BAD_LOG
-    doc = report.build(run, want_plots=bool(a.html or a.png))
+    doc = report.build(run, want_plots=bool(a.html or a.png), boot=_boot_meta(a.run))
     if a.png:
         report.write_pngs(doc, a.png)
     sys.stdout.write(report.to_markdown(doc, a.png))

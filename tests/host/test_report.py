@@ -251,14 +251,14 @@ def test_latency_plot_has_ci_band(monkeypatch):
 def test_html_summary_first_quality_counts_self_contained():
     doc = report.build(rich_run(), want_plots=True)
     page = report.to_html(doc)
-    first = page.index("<details>")
+    first = page.index("<details")
     head = page[:first]
     assert "X5570" in head                                        # the machine
     for label, n in (("ok", 41), ("noisy", 9), ("suspect", 4), ("unavailable", 3)):
         assert re.search(r"<td>\s*%s</td><td>%d</td>" % (label, n), head), label
     assert "<td>Figures</td><td>57</td>" in head and "8 / 10 / 12" in head
     assert "table2.png" in head and head.index("table2.png") > head.index("noisy")
-    assert page.count("<details>") == page.count("</details>") >= 10
+    assert page.count("<details") == page.count("</details>") >= 10
     assert "<summary>Bandwidth scaling</summary>" in page
     # every image inlined, nothing external
     imgs = re.findall(r'<img [^>]*src="([^"]*)"', page)
@@ -275,4 +275,4 @@ def test_html_summary_first_quality_counts_self_contained():
 
 def test_html_without_summary_record_says_so():
     page = report.to_html(report.build(full(), want_plots=False))
-    assert "no <code>summary</code> record" in page.split("<details>")[0]
+    assert "no <code>summary</code> record" in page.split("<details")[0]
