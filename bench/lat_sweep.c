@@ -317,8 +317,20 @@ static void infer_caches(const struct series *s)
             fmt_snprintf(ref_plateau[ref_n].name, sizeof(ref_plateau[0].name), "%s", name);
             ref_n++;
         }
-        if (levels[k].bytes == 0)
-            plat_printf("  last plateau (memory or the largest level reached): %.2f ns\n", levels[k].latency);
+    }
+    /* The console's one line about the top of the curve: the last plateau found, and where the curve goes
+     * past it without flattening again (a ramp above the LLC is not a plateau: its top is the point to read). */
+    if (used > 0 && s->n > 0) {
+        const struct knee_level *top = &levels[used - 1];
+        char from[24], last[24];
+        lat_bytes_text(used > 1 ? (uint64_t)levels[used - 2].bytes : (uint64_t)s->bytes[0], from, sizeof(from));
+        lat_bytes_text((uint64_t)s->bytes[s->n - 1], last, sizeof(last));
+        if (s->ns[s->n - 1] > top->latency * KNEE_MIN_STEP)
+            plat_printf("  last plateau (from %s): %.2f ns; above it the curve rises without another plateau "
+                        "to %.2f ns at %s\n", from, top->latency, s->ns[s->n - 1], last);
+        else
+            plat_printf("  last plateau (from %s to the largest set, %s: memory or the largest level reached): "
+                        "%.2f ns\n", from, last, top->latency);
     }
 }
 

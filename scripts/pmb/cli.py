@@ -25,8 +25,10 @@ def warn_run(run):
 # ---- run -------------------------------------------------------------------------------------
 
 class Progress:
-    """Echo serial output: human-readable lines as they are (ANSI removed), and for JSON records a
-    progress line whenever the record type changes, instead of the raw JSON."""
+    """Echo serial output: human-readable lines as they are (ANSI removed, leading spaces kept, so table
+    columns line up as in serial.log). Without -q the image's own lines are the progress, and a record
+    count is said only after each "== bench ... done" line, never between a table's lines; with -q a
+    progress line whenever the record type changes."""
 
     def __init__(self, out, quiet=False, verbose=False):
         self.out = out
@@ -36,6 +38,7 @@ class Progress:
         self.cur = None
         self.count = 0
         self.counts = {}
+        self.since = {}            # record types since the last "== bench" line (without -q)
 
     def _flush_type(self):
         if self.cur is not None and self.count > 1:
@@ -46,10 +49,11 @@ class Progress:
         self.out.flush()
 
     def __call__(self, line):
-        text = parsemod.clean_text(line).strip()
-        if not text:
+        text = parsemod.clean_text(line).rstrip()
+        if not text.strip():
             return
-        if text.startswith("{"):
+        if text.lstrip().startswith("{"):
+            text = text.strip()
             try:
                 t = json.loads(text).get("type", "?")
             except (ValueError, AttributeError):
@@ -57,6 +61,11 @@ class Progress:
             self.counts[t] = self.counts.get(t, 0) + 1
             if self.verbose:
                 self.out.write(text + "\n")
+            if not self.quiet:
+                self.since[t] = self.since.get(t, 0) + 1
+                if t == "end":
+                    self._say("end record: %d records in all" % sum(self.counts.values()))
+                return
             if t != self.cur:
                 self._flush_type()
                 self.cur, self.count = t, 0
@@ -67,6 +76,9 @@ class Progress:
             return
         if not self.quiet:
             self.out.write(text + "\n")
+            if text.startswith("== bench ") and " done in " in text and self.since:
+                self._say("records: " + ", ".join("%s %d" % kv for kv in self.since.items()))
+                self.since = {}
             self.out.flush()
 
 
@@ -102,6 +114,10 @@ def cmd_run(a):
         err(str(e))
         return EXIT_FAIL
     print("pmubench: accelerator %s (%s)" % (chosen, why), flush=True)
+    if why.startswith("KVM unusable"):
+        print("pmubench: next step for KVM: %s" % qemu.kvm_next_step(why), flush=True)
+    if chosen == "tcg":
+        print("pmubench: note: %s" % qemu.TCG_NOTE, flush=True)
     cfg_text = None
     if a.cfg:
         try:

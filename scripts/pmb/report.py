@@ -155,9 +155,10 @@ def section_banner(doc, run, boot=None):
     why = emulated(run)
     reason = str(boot.get("accel_reason") or "")
     if reason.startswith("KVM unusable"):
-        doc.p("**KVM could not be used**: %s. What to do: docs/kvm.md names each probe failure and its remedy; "
-              "for real figures on this machine without KVM run the hosted runner "
-              "(`build/host-bench/pmubench-host`), or boot the image on hardware (`make usb`)." % reason)
+        from .qemu import kvm_next_step
+        why_kvm = reason[len("KVM unusable ("):].rsplit("); using TCG", 1)[0]
+        doc.p("**KVM could not be used** (%s), so QEMU emulated the CPU (TCG). What to do: %s." % (
+            why_kvm, kvm_next_step(why_kvm)))
     if why:
         doc.p("**This run was emulated**: %s. Emulated instructions have no latency, so every timing, core-cycle "
               "count, cache knee and bandwidth below describes the emulator, not a CPU: `DISAGREES` cross-checks, "
