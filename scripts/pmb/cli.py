@@ -355,7 +355,10 @@ def _figure_names(conn, figure):
     from . import history
     names = history.select_names(conn, figure)
     if not names:
-        err("no figure matches %r" % figure if figure else "the database holds no figures")
+        near = history.suggestions(conn, figure) if figure else []
+        err(("no figure matches %r%s" % (figure, "; did you mean: " + ", ".join(near) if near else
+                                         " (figure names: pmubench history --figure data_source, c2c, bandwidth, ...)"))
+            if figure else "the database holds no figures")
     return names
 
 
@@ -368,11 +371,18 @@ def cmd_history(a):
         names = _figure_names(conn, a.figure)
         if not names:
             return EXIT_FAIL
-        runs, values, verdicts = history.trend(conn, names, a.machine, a.last)
+        machine = a.machine
+        if machine is None:       # runs of different machines are not one trend: the newest run's machine
+            machine, n_machines = history.newest_machine(conn)
+            if n_machines > 1:
+                err("note: runs of %s only (%d machines in the database; --machine ID picks another)"
+                    % (history.machine_names(conn).get(machine, machine), n_machines))
+        runs, values, verdicts = history.trend(conn, names, machine, a.last)
         bands = history.bands(conn, names, runs) if a.png else None
+        mnames = history.machine_names(conn)
     finally:
         conn.close()
-    sys.stdout.write(history.table(runs, names, values, verdicts))
+    sys.stdout.write(history.table(runs, names, values, verdicts, mnames))
     if a.png:
         png = history.plot(runs, names, values, "pmubench history: %s" % (a.figure or "Table 2 rows"), bands)
         with open(a.png, "wb") as f:

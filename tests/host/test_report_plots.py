@@ -419,7 +419,8 @@ REAL_RUNS = {
 
 def real_run(name):
     """The fixture's run; a log cut before its end record is closed over the records it has."""
-    text = open(os.path.join(logs.FIXTURES, REAL_RUNS[name]), encoding="utf-8", errors="surrogateescape").read()
+    path = os.path.join(logs.FIXTURES, "runs" if name != "tcg-numa2" else "", REAL_RUNS[name])
+    text = open(path, encoding="utf-8", errors="surrogateescape").read()
     try:
         return parse_log(text)
     except Exception:      # noqa: BLE001 - cut log: re-close it
