@@ -19,16 +19,39 @@
 #define PMB_GITREV "unknown"
 #endif
 
+/* The pmubench.cfg keys this runner honours; the others (serial, baud, on_finish, trace_msr, pmu_assume, events,
+ * acpi_dump, crash_test, turbo) drive the UEFI image's hardware and are accepted here only so that one config
+ * file serves both. */
+static const char *const hosted_keys[] = {"profile", "bench", "max_bytes", "max_cpus", "seed", "serialize",
+                                          "time_budget_ms"};
+
+static bool hosted_key(const char *name)
+{
+    for (size_t i = 0; i < sizeof(hosted_keys) / sizeof(hosted_keys[0]); i++)
+        if (!strcmp(name, hosted_keys[i]))
+            return true;
+    return false;
+}
+
 static void usage(void)
 {
     printf("usage: pmubench-host [--cfg FILE] [key=value ...]\n"
            "Runs pmubench's benchmarks as a Linux process and prints the same JSON records\n"
            "(run ... end with CRC-32) and tables the UEFI image prints on serial. --cfg FILE reads a\n"
            "pmubench.cfg (its keys, then its [snippet NAME] sections); key=value arguments override it.\n"
-           "Keys are pmubench.cfg's:\n");
+           "\n"
+           "First run (a few seconds to a minute), then the report:\n"
+           "  build/host-bench/pmubench-host profile=quick > host.log\n"
+           "  scripts/pmubench report host.log --html host.html\n"
+           "One benchmark, full profile, on CPU 2 only:\n"
+           "  taskset -c 2 build/host-bench/pmubench-host bench=latency profile=full\n"
+           "\n"
+           "Keys this runner honours:\n");
     const char *name, *values;
     for (size_t i = 0; config_key_help(i, &name, &values); i++)
-        printf("  %-16s %s\n", name, values);
+        if (hosted_key(name))
+            printf("  %-16s %s\n", name, values);
+    printf("(pmubench.cfg's other keys drive the UEFI image's hardware: accepted, ignored here)\n");
     size_t n;
     const struct bench_desc *t = bench_registry(&n);
     printf("Benchmarks:");
@@ -197,7 +220,7 @@ int main(int argc, char **argv)
     }
     run_record(&cfg, quick, cfg_bad ? err : NULL);
     if (cfg_bad) {
-        printf("pmubench-host: config error: %s\n", err);
+        fprintf(stderr, "pmubench-host: config error: %s\n", err);
         struct json *j = plat_rec_begin("error");
         json_kv_str(j, "what", "config");
         json_kv_str(j, "message", err);
@@ -206,6 +229,10 @@ int main(int argc, char **argv)
         host_shutdown();
         return 1;
     }
+    if (host_info()->cpus < 2)
+        fprintf(stderr, "pmubench-host: warning: only %u CPU to run on (affinity or max_cpus): c2c, loaded latency, "
+                        "the other-core Table 2 rows and thread scaling need two and will be unavailable; "
+                        "allow more CPUs (e.g. taskset -c 0,1) to measure them\n", host_info()->cpus);
     double t_all = secs();
     bench_run_selected();
     printf("pmubench-host: run ok after %.3f s\n", secs() - t_all);

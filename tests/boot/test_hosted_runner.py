@@ -159,3 +159,36 @@ def test_hosted_cpu_dma_latency_not_held_without_permission(exe):
     assert run.run["cpu_dma_latency"] == "not held: " + os.strerror(errno.EACCES)
     assert "/dev/cpu_dma_latency not held: " in p.stdout
     assert run.status == "ok"  # the run goes on without it
+
+
+# ---- issue 23: a first run from --help -------------------------------------------------------------------------
+
+def test_help_lists_only_honoured_keys_with_a_first_run_example(exe):
+    p = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and p.stderr == ""
+    keys = [l.split()[0] for l in p.stdout.split("Keys this runner honours:\n")[1].splitlines()
+            if l.startswith("  ")]
+    assert keys == ["profile", "bench", "max_bytes", "max_cpus", "seed", "serialize", "time_budget_ms"]
+    for image_only in ("serial", "baud", "on_finish", "crash_test", "trace_msr", "turbo"):
+        assert "\n  %s " % image_only not in p.stdout
+    assert "build/host-bench/pmubench-host profile=quick > host.log" in p.stdout
+    assert "scripts/pmubench report host.log --html host.html" in p.stdout
+
+
+def test_config_error_on_stderr_and_the_error_record_on_stdout(exe):
+    p = subprocess.run([exe, "bench=nope"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1
+    assert p.stderr.startswith("pmubench-host: config error: bad value for 'bench': unknown benchmark 'nope'")
+    assert p.stderr.count("\n") == 1
+    assert '"type":"error"' in p.stdout and "config error" not in p.stdout
+
+
+def test_one_cpu_warns_that_other_core_rows_are_unavailable(exe):
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    p = subprocess.run([exe, "bench=none"], capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    assert p.returncode == 0
+    assert "warning: only 1 CPU to run on" in p.stderr and "taskset -c 0,1" in p.stderr
+    if len(os.sched_getaffinity(0)) > 1:
+        p = subprocess.run([exe, "bench=none"], capture_output=True, text=True, timeout=60)
+        assert "warning" not in p.stderr
