@@ -261,7 +261,8 @@ def section_machine(doc, run):
     cfg = r.get("config")
     if isinstance(cfg, dict) and cfg:
         doc.p("Effective configuration:")
-        doc.code("\n".join("%s=%s" % (k, v) for k, v in cfg.items()))
+        doc.code("\n".join("%s=%s" % (k, ("true" if v else "false") if isinstance(v, bool) else _text(v))
+                            for k, v in cfg.items()))
     if not caches and not (isinstance(cfg, dict) and cfg):
         doc.p("No cache or configuration details in the run record.")
 
@@ -713,7 +714,7 @@ def section_pebs(doc, run):
     rows = []
     for r in recs:
         h = r.get("histogram")
-        hs = json.dumps(h, separators=(",", ":")) if h is not None else ""
+        hs = json.dumps(h, separators=(",", ":")) if h else ""
         rows.append([r.get("row"), r.get("source"), r.get("samples"), num(r.get("mean_cycles")),
                      hs if len(hs) <= 80 else hs[:77] + "..."])
     doc.table(["Row", "Source", "Samples", "Mean cycles", "Histogram"], rows)
@@ -734,7 +735,7 @@ def section_other(doc, run):
     doc.h(2, "Other records")
     doc.p("Record types this tool does not know; kept as they were.")
     doc.table(["Type", "Count", "First record"],
-              [[t, n, json.dumps(run.first(t), separators=(",", ":"))[:100]] for t, n in other])
+              [[t, n, _text({k: v for k, v in run.first(t).items() if k != "type"})[:100]] for t, n in other])
 
 
 def build(run, want_plots=True, boot=None):
