@@ -239,11 +239,10 @@ def table2_chart_figure(rows):
             y = len(rs) - 1 - i
             if rlo is not None and rhi is not None:
                 if v is None:      # an unavailable row: its guide range outlined, not a block of grey
-                    ax.plot([rlo, rhi], [y, y], color="tab:gray", lw=1, ls=":", label=once("guide range"))
-                else:
-                    ax.barh(y, max(rhi - rlo, 0.0), left=rlo, height=0.5, color="tab:gray", alpha=0.35,
-                            label=once("guide range"))
-                ax.plot([rlo, rhi], [y, y], "|", color="tab:gray", ms=14, mew=2)
+                    ax.plot([rlo, rhi], [y, y], color="tab:gray", lw=1, ls=":")
+                elif rhi > rlo:
+                    ax.barh(y, rhi - rlo, left=rlo, height=0.5, color="tab:gray", alpha=0.35)
+                ax.plot([rlo, rhi], [y, y], "|", color="tab:gray", ms=14, mew=2, label=once("guide value or range"))
             if v is None:
                 ax.text(rlo if rlo is not None else xlim[0], y, "  %s" % st, va="center", fontsize=8,
                         color="tab:red")

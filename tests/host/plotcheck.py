@@ -82,7 +82,7 @@ def _has_data(artist):
     if hasattr(artist, "get_paths") and name != "Line2D":
         return artist.get_visible() and any(len(p.vertices) for p in artist.get_paths())
     if name == "Rectangle":
-        return artist.get_visible()
+        return artist.get_visible() and artist.get_width() != 0 and artist.get_height() != 0
     if hasattr(artist, "lines"):            # an errorbar container
         return any(_has_data(a) for a in artist.lines if a is not None and not isinstance(a, tuple))
     if hasattr(artist, "patches"):          # a bar container
