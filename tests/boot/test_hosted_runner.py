@@ -192,3 +192,26 @@ def test_one_cpu_warns_that_other_core_rows_are_unavailable(exe):
     if len(os.sched_getaffinity(0)) > 1:
         p = subprocess.run([exe, "bench=none"], capture_output=True, text=True, timeout=60)
         assert "warning" not in p.stderr
+
+
+def test_last_plateau_line_is_the_last_plateau(exe):
+    """The console's 'last plateau' line names the reference series' last latency_plateau record (its start and
+    median), and where the sweep's largest point lies more than KNEE_MIN_STEP (1.25x) above it says the curve
+    rises past it and to what."""
+    p = subprocess.run([exe, "bench=latency", "profile=quick", "max_bytes=32M"], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    run = parse.parse_log(p.stdout)
+    plats = [r for r in run.by_type("latency_plateau") if r.get("reference_series")]
+    last = plats[-1]
+    assert last["bytes_to"] is None and all(r["bytes_to"] for r in plats[:-1])
+    line = next(l for l in p.stdout.splitlines() if l.lstrip().startswith("last plateau (from "))
+    assert "%.2f ns" % last["median"] in line
+    ser = last["series"]
+    pts = sorted((r["bytes"], r["median"]) for r in run.by_type("latency_sweep")
+                 if r.get("mode") == ser["mode"] and r.get("page_bytes") == ser["page_bytes"])
+    top_bytes, top_ns = pts[-1]
+    if top_ns > 1.25 * last["median"]:
+        assert "rises without another plateau to %.2f ns" % top_ns in line
+    else:
+        assert "to the largest set" in line
