@@ -80,8 +80,13 @@ def test_postgresql_gives_the_same_comparisons_as_sqlite(tmp_path, pg_url, capsy
     assert {"new", "ok", "regressed", "improved"} <= verdicts
     # history reads the PostgreSQL database as well
     capsys.readouterr()
-    assert cli.main(["history", "--db", pg_url, "--figure", "L3_unshared"]) == 0
-    assert len([l for l in capsys.readouterr().out.splitlines() if l.startswith("| ") and l[2].isdigit()]) == 9
+    # (by default the newest run's machine: the one kvm run; each machine's runs with --machine)
+    rows = 0
+    for m in (None, 1):
+        assert cli.main(["history", "--db", pg_url, "--figure", "L3_unshared"] +
+                        (["--machine", str(m)] if m else [])) == 0
+        rows += len([l for l in capsys.readouterr().out.splitlines() if l.startswith("| ") and l[2].isdigit()])
+    assert rows == 9
 
 
 def _ingest_worker(args):
