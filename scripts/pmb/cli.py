@@ -64,7 +64,7 @@ class Progress:
             if not self.quiet:
                 self.since[t] = self.since.get(t, 0) + 1
                 if t == "end":
-                    self._say("end record: %d records in all" % sum(self.counts.values()))
+                    self._say("end record after %d records" % (sum(self.counts.values()) - self.counts["end"]))
                 return
             if t != self.cur:
                 self._flush_type()

@@ -41,7 +41,7 @@ def test_table_lines_kept_whole_and_no_progress_inside_tables():
     done = lines.index("== bench latency done in 13.166 s")
     assert progress[0] == done + 1
     assert lines[done + 1].endswith("records: latency_sweep 2, latency_series 1, cache_inferred 1")
-    assert lines[-1].endswith("end record: 5 records in all")
+    assert lines[-1].endswith("end record after 4 records")
 
 
 def test_quiet_prints_progress_per_record_type():
