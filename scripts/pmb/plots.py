@@ -284,8 +284,8 @@ def table2_chart(rows):
 
 def robust_range(values):
     """(vmin, vmax, clipped_low, clipped_high) of a colour scale that one outlier cannot take over: the
-    median +- 4 robust standard deviations (1.4826 MAD), never wider than the data; min-max when the
-    MAD is 0."""
+    median +- 4 robust standard deviations (1.4826 MAD), never wider than the data (min-max when the MAD
+    is 0), and never narrower than the median +- 10 %."""
     v = sorted(float(x) for x in values)
     if not v:
         return 0.0, 1.0, False, False
@@ -296,6 +296,10 @@ def robust_range(values):
     lo, hi = v[0], v[-1]
     if mad > 0:
         lo, hi = max(lo, med - 4 * 1.4826 * mad), min(hi, med + 4 * 1.4826 * mad)
+    # never narrower than +-10 % of the median: cells within a few percent of each other read as alike,
+    # not as the two ends of the colour map
+    if hi - lo < 0.2 * abs(med):
+        lo, hi = min(lo, med - 0.1 * abs(med)), max(hi, med + 0.1 * abs(med))
     if hi <= lo:
         hi = lo + (abs(lo) * 0.01 or 1.0)
     return lo, hi, lo > v[0], hi < v[-1]
@@ -321,6 +325,8 @@ def heatmap_figure(title, labels_from, labels_to, matrix, unit, panels=None, fmt
     extend = {(False, False): "neither", (True, False): "min", (False, True): "max", (True, True): "both"}[
         (cut_lo, cut_hi)]
     fs = max(4.5, min(8.0, 80.0 / n))
+    if fmt == "%.0f" and allv and max(allv) - min(allv) < 10:
+        fmt = "%.1f"          # close values: a decimal tells them apart
     for ax, (t, m) in zip(axes[0], panels):
         data = [[float("nan") if v is None else v for v in row] for row in m]
         im = ax.imshow(data, cmap=cmap, aspect="auto", vmin=vmin, vmax=vmax)
@@ -336,7 +342,7 @@ def heatmap_figure(title, labels_from, labels_to, matrix, unit, panels=None, fmt
                     ax.text(k, i, fmt % v, ha="center", va="center", fontsize=fs, color="k" if bright else "w")
         fig.colorbar(im, ax=ax, label=unit, shrink=0.9, extend=extend)
     if cut_lo or cut_hi:
-        fig.suptitle("%s: one colour scale for every panel, %s to %s (%s); a cell past it takes the end colour, "
+        fig.suptitle("%s: one colour scale for every panel (%s to %s, %s); a cell past it takes the end colour, "
                      "its printed value is exact" % (title, fmt % vmin, fmt % vmax, unit), fontsize=9)
     return fig
 

@@ -636,3 +636,15 @@ def test_history_band_drawn_for_a_single_baselined_run():
     assert list(base.get_ydata()) == [10.0, 10.0]
     assert plotcheck.legend_without_artist(fig) == []
     plots._pyplot().close(fig)
+
+
+def test_close_c2c_values_are_not_the_two_ends_of_the_colour_map(monkeypatch):
+    """On the 2-CPU guest the four cells lie within 2 % (25.8-26.3 ns): the scale spans at least +-10 % of the
+    median, so they read as alike, and the cells print a decimal to tell them apart."""
+    figs, _doc = figures_of(monkeypatch, real_run("2cpu-guest"))
+    heat = [a for a in figs["c2c.png"].axes if a.images]
+    lo, hi = heat[0].images[0].get_clim()
+    assert hi - lo >= 0.2 * 26 * 0.99
+    assert sorted(t.get_text() for t in heat[0].texts) == ["25.9", "26.3"]
+    lo, hi, cut_lo, cut_hi = plots.robust_range([10, 11, 12, 13, 200])     # one slow pair does not set the scale
+    assert (lo, cut_lo, cut_hi) == (10, False, True) and hi == pytest.approx(12 + 4 * 1.4826)
