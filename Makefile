@@ -138,15 +138,20 @@ pmu-events: $(GEN_SRCS)
 # Each tests/unit/test_X.c is a cmocka program, linked with the pure-logic sources on its "test_X.links" line
 # (and the libraries on an optional "test_X.libs" line). Sources are compiled once, for the host with
 # sanitizers, into $(BUILD)/host/obj; the programs are $(BUILD)/host/test_X (`make build/host/test_acpi`).
-# A new test is a new tests/unit/test_X.c plus one line here; a test file without a line is an error. The lists
-# live here, not in the test files, so that one screen shows what every test links.
+# A test of a benchmark (tests/unit/test_X.c beside a bench/X.c) needs no line: it links BENCH_ON_FAKE_PLATFORM
+# with -pthread (below the table). Any other new test is a new tests/unit/test_X.c plus one line here; a test
+# file without a line is an error. The lists live here, not in the test files, so that one screen shows what
+# every test links.
 
-# The bandwidth/branch/penalty/cycle-accounting code against a fake platform (malloc'd buffers, pthreads as
-# CPUs, records kept in memory: tests/unit/bw_fake_platform.c).
-BENCH_ON_FAKE_PLATFORM := bench/bandwidth.c bench/cache_sizes.c bench/clock.c kernel/core_clock.c bench/crosscheck.c bench/lat_plan.c bench/bw_kernels.c bench/bw_smbios.c \
-    bench/branch.c bench/penalty.c bench/cycle_accounting.c measure/chain.c measure/chase.c measure/engine.c \
-    measure/stats_json.c measure/verdict.c measure/stats.c measure/rand.c kernel/json.c kernel/fmt.c \
-    tests/unit/bw_fake_platform.c tests/unit/fake_pmu.c kernel/guard.c
+# The benchmarks: every bench/*.c but the image-only ones (the hosted runner links the same set, below), so a
+# new benchmark file is in every list that links the registry without an edit here.
+IMAGE_ONLY_BENCH := bench/platform_kernel.c bench/timer.c
+BENCH_SRCS := $(filter-out $(IMAGE_ONLY_BENCH),$(wildcard bench/*.c))
+
+# The benchmarks and the whole measure/ layer against a fake platform (malloc'd buffers, pthreads as CPUs,
+# records kept in memory: tests/unit/bw_fake_platform.c) and scripted PMU counts (tests/unit/fake_pmu.c).
+BENCH_ON_FAKE_PLATFORM := $(BENCH_SRCS) $(wildcard measure/*.c) kernel/core_clock.c kernel/config.c kernel/json.c \
+    kernel/fmt.c kernel/guard.c tests/unit/bw_fake_platform.c tests/unit/fake_pmu.c
 
 # test                        links (besides tests/unit/<test>.c)
 test_acpi.links             := kernel/acpi.c
@@ -180,28 +185,19 @@ test_selftest_judge.links   := pmu/selftest_judge.c kernel/fmt.c pmu/event.c pmu
 test_lat_plan.links         := bench/lat_plan.c bench/cache_sizes.c kernel/fmt.c
 test_bw_kernels.links       := bench/bw_kernels.c
 test_bw_smbios.links        := bench/bw_smbios.c kernel/fmt.c
-test_bandwidth.links        := $(BENCH_ON_FAKE_PLATFORM)
-test_bandwidth.libs         := -pthread
-test_branch.links           := $(BENCH_ON_FAKE_PLATFORM)
-test_branch.libs            := -pthread
-test_penalty.links          := $(BENCH_ON_FAKE_PLATFORM)
-test_penalty.libs           := -pthread
-test_cycle_accounting.links := $(BENCH_ON_FAKE_PLATFORM)
-test_cycle_accounting.libs  := -pthread
 test_bench_events.links     := $(filter-out tests/unit/fake_pmu.c,$(BENCH_ON_FAKE_PLATFORM)) pmu/event.c pmu/encode.c \
                                pmu/pmu_model.c $(GEN)/pmu_events.c
 test_bench_events.libs      := -pthread
 test_verdict.links          := $(BENCH_ON_FAKE_PLATFORM)
 test_verdict.libs           := -pthread
-test_clock.links            := $(BENCH_ON_FAKE_PLATFORM)
-test_clock.libs             := -pthread
 test_snippet_cfg.links      := bench/snippet_cfg.c kernel/config.c kernel/json.c kernel/fmt.c
 test_snippet_gen.links      := bench/snippet_gen.c
-test_snippet.links          := $(BENCH_ON_FAKE_PLATFORM) bench/snippet.c bench/snippet_gen.c bench/snippet_cfg.c kernel/config.c \
-    bench/bench.c bench/bench_select.c $(filter-out bench/lat_plan.c,$(wildcard bench/lat*.c)) measure/knee.c
-test_snippet.libs           := -pthread
 
 UNIT_TESTS := $(sort $(basename $(notdir $(wildcard tests/unit/test_*.c))))
+# A benchmark's test without a line of its own (test_bandwidth, test_branch, test_penalty, test_clock, ...):
+# the whole fake-platform set.
+$(foreach t,$(UNIT_TESTS),$(if $(and $(wildcard bench/$(t:test_%=%).c),$(filter undefined,$(origin $(t).links))),\
+    $(eval $(t).links := $$(BENCH_ON_FAKE_PLATFORM))$(eval $(t).libs := -pthread)))
 UNIT_BINS  := $(addprefix $(BUILD)/host/,$(UNIT_TESTS))
 unit_objs   = $(patsubst %.c,$(BUILD)/host/obj/%.o,tests/unit/$(1).c $($(1).links))
 UNIT_OBJS  := $(sort $(foreach t,$(UNIT_TESTS),$(call unit_objs,$(t))))
@@ -223,12 +219,11 @@ unit: deps $(UNIT_BINS)
 
 # ---- the hosted runner ------------------------------------------------------------------------------------------
 # `make host-bench`: the benchmarks as a Linux program. The same measure/ and bench/ sources as the image, less
-# the image-only ones in HOSTED_SKIP, with bench/hosted/ in place of bench/platform_kernel.c, and the kernel's
+# the image-only ones (IMAGE_ONLY_BENCH), with bench/hosted/ in place of bench/platform_kernel.c, and the kernel's
 # record stream (record.c, json.c, crc32.c, fmt.c), config parser and CPUID decoding for the same output.
 HOST_BENCH  := $(BUILD)/host-bench/pmubench-host
 # A host-only file (HOST_ONLY_SRCS) that the runner needs is added to HOSTED_SRCS by name.
-HOSTED_SKIP := bench/platform_kernel.c bench/timer.c
-HOSTED_SRCS := $(wildcard bench/hosted/*.c) $(filter-out $(HOSTED_SKIP),$(wildcard bench/*.c measure/*.c)) \
+HOSTED_SRCS := $(wildcard bench/hosted/*.c) $(BENCH_SRCS) $(wildcard measure/*.c) \
                kernel/record.c kernel/json.c kernel/crc32.c kernel/fmt.c kernel/config.c kernel/cpuid.c \
                kernel/run_desc.c kernel/core_clock.c kernel/guard.c
 HOSTED_OBJS := $(patsubst %.c,$(BUILD)/host-bench/obj/%.o,$(HOSTED_SRCS))

@@ -1,6 +1,7 @@
-/* bench.c - the one benchmark registry and the generic runner: a new benchmark is one row in bench_table. */
+/* bench.c - the one benchmark registry and the generic runner: a new benchmark is one row in bench_table (docs/design.md "Adding a benchmark"). */
 #include "bench/bench.h"
 #include "bench/bench_select.h"
+#include "bench/atomic.h"
 #include "bench/bandwidth.h"
 #include "bench/clock.h"
 #include "bench/crosscheck.h"
@@ -38,6 +39,7 @@ static const struct bench_desc bench_table[] = {
     {"branch", BRANCH_WHAT, bench_branch, false, false},
     {"penalty", PENALTY_WHAT, bench_penalty, false, false},
     {"cycle_accounting", CYCLE_ACCOUNTING_WHAT, bench_cycle_accounting, false, false},
+    {"atomic", ATOMIC_WHAT, bench_atomic, false, false},
     {"snippet", SNIPPET_WHAT, bench_snippet, false, true},
 };
 

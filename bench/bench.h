@@ -1,4 +1,4 @@
-/* bench.h - the benchmark registry and runner, one table for the UEFI image and the hosted runner: a new benchmark is one row. */
+/* bench.h - the benchmark registry and runner, one table for the UEFI image and the hosted runner: a new benchmark is its bench/X.{c,h}, one row in bench_table, its tests/unit/test_X.c and a docs/records.md section (docs/design.md "Adding a benchmark"). */
 #ifndef PMB_BENCH_H
 #define PMB_BENCH_H
 

@@ -92,6 +92,17 @@ static ALWAYS_INLINE uint64_t read_rflags(void)
     __asm__ volatile("pushfq; popq %0" : "=r"(f));
     return f;
 }
+/* SGDT: the limit and base of the running CPU's GDT (smp.c finds its per-CPU tables from the base). */
+struct gdtr_value {
+    uint16_t limit;
+    uint64_t base;
+} __attribute__((packed));
+static ALWAYS_INLINE struct gdtr_value sgdt(void)
+{
+    struct gdtr_value g;
+    __asm__ volatile("sgdt %0" : "=m"(g));
+    return g;
+}
 static ALWAYS_INLINE void wbinvd(void) { __asm__ volatile("wbinvd" ::: "memory"); }
 static ALWAYS_INLINE void invlpg(uint64_t va) { __asm__ volatile("invlpg (%0)" : : "r"(va) : "memory"); }
 

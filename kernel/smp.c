@@ -76,13 +76,9 @@ static NOINLINE uint32_t index_by_cpuid(void)
  * exits to the VMM). */
 uint32_t smp_current_index(void)
 {
-    struct {
-        uint16_t limit;
-        uint64_t base;
-    } PACKED gdtr;
     if (smp_cpu_total() <= 1)
         return 0;
-    __asm__ volatile("sgdt %0" : "=m"(gdtr));
+    struct gdtr_value gdtr = sgdt();
     if (gdtr.limit != sizeof(((const struct cpu_tables *)0)->gdt) - 1)
         return index_by_cpuid();
     const struct cpu_tables *t = (const struct cpu_tables *)(uintptr_t)(gdtr.base - offsetof(struct cpu_tables, gdt));

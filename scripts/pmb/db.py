@@ -72,6 +72,9 @@ MIGRATIONS = [
     # 1 -> 2: branch figures renamed (docs/host-tools.md, "History database", "Version 2"), and the
     # count of earlier incomplete boots in the log a run came from.
     lambda conn: _migrate_1_to_2(conn),
+    # 2 -> 3: each figure's verdict (quality, quality_reason), and the figures of record types version 2 did
+    # not know, both from the stored record lines (docs/host-tools.md, "History database", "Version 3").
+    lambda conn: _migrate_2_to_3(conn),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -90,7 +93,46 @@ class DbError(Exception):
 
 
 def is_url(target):
-    return isinstance(target, str) and target.startswith(("postgresql://", "postgres://"))
+    return isinstance(target, str) and target.startswith(URL_PREFIXES)
+
+
+# The --db forms (docs/host-tools.md, "History database"). The URL prefixes are libpq's own, which compares
+# them case-sensitively; anything else that starts like a URL is refused rather than taken for a file name,
+# so a mistyped server URL never becomes a local SQLite file that the lab's history never sees.
+URL_PREFIXES = ("postgresql://", "postgres://")
+DB_FORMS = ("postgresql://[USER[:PASSWORD]@][HOST][:PORT][/DBNAME][?PARAM=VALUE...] (or postgres://...), "
+            "or a SQLite file path that does not start like a URL (./NAME for a name with a colon)")
+_SCHEME_LIKE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)(:|//)")
+
+
+def check_target(target):
+    """'postgresql' or 'sqlite' for a supported --db value; DbError (the reason and the accepted forms,
+    one line) for anything else: an empty value, or a value that starts like a URL (a word followed by
+    ':' or '//') without being exactly one of URL_PREFIXES. Nothing is opened or created."""
+    if not isinstance(target, str) or not target:
+        raise DbError("empty; accepted: %s" % DB_FORMS)
+    if is_url(target):
+        return "postgresql"
+    m = _SCHEME_LIKE.match(target)
+    if m is None:
+        return "sqlite"
+    scheme, sep = m.group(1), m.group(2)
+    if sep == "//":
+        why = "looks like a URL with the ':' after '%s' missing" % scheme
+    elif scheme.lower() in ("postgresql", "postgres"):
+        why = ("the scheme must be written in lower case (libpq's '%s://')" % scheme.lower()
+               if scheme != scheme.lower() else "'%s:' must be followed by '//'" % scheme)
+    elif scheme.lower() in ("sqlite", "sqlite3", "file"):
+        why = "a SQLite database is given as a plain file path, not a '%s:' URL" % scheme
+    else:
+        why = "unsupported scheme '%s'" % scheme
+    raise DbError("%s; accepted: %s" % (why, DB_FORMS))
+
+
+def one_line(msg):
+    """A (possibly multi-line) driver message as one line: libpq's connection errors carry a second
+    line ('Is the server running ...?')."""
+    return "; ".join(l.strip() for l in str(msg).splitlines() if l.strip())
 
 
 def _psycopg():
@@ -138,6 +180,13 @@ class Row:
         return "Row(%r)" % dict(zip(self._names, self._values))
 
 
+# executemany's statements: INSERT INTO t (cols) VALUES (?,?,...), sent to PostgreSQL as multi-row INSERTs
+# of at most _ROWS_PER_INSERT rows (PostgreSQL allows 65535 parameters per statement).
+_INSERT_VALUES = re.compile(r"(\s*INSERT\s+INTO\s+\w+\s*\([^()]*\)\s*VALUES\s*)(\((?:\s*\?\s*,)*\s*\?\s*\))\s*$",
+                            re.I)
+_ROWS_PER_INSERT = 1000
+
+
 def _pg_row_factory(cursor):
     names = [c.name for c in cursor.description] if cursor.description else []
     return lambda values: Row(names, values)
@@ -176,8 +225,20 @@ class Conn:
             return self.raw.executemany(q, seq)
         seq = [tuple(p) for p in seq]
         cur = self.raw.cursor()
-        if seq:
-            cur.executemany(self.sql(q), seq)
+        m = _INSERT_VALUES.match(q)
+        if m is None:
+            if seq:
+                cur.executemany(self.sql(q), seq)
+            return cur
+        # One multi-row INSERT per chunk instead of psycopg's executemany: that one runs in pipeline mode,
+        # and a serialization failure inside the pipeline (concurrent ingests; transaction() retries it)
+        # logs "error ignored terminating <psycopg.Pipeline [INERROR]>: pipeline aborted" on stderr and,
+        # on the retry, can name a prepared statement the aborted pipeline never created (psycopg 3.1:
+        # InvalidSqlStatementName "_pg3_N" does not exist).
+        head, row = m.group(1), m.group(2)
+        for i in range(0, len(seq), _ROWS_PER_INSERT):
+            chunk = seq[i:i + _ROWS_PER_INSERT]
+            cur.execute(self.sql(head + ",".join([row] * len(chunk))), [v for p in chunk for v in p])
         return cur
 
     def begin(self, serializable=False):
@@ -232,13 +293,14 @@ def transaction(conn, fn, serializable=True, attempts=20):
 
 
 def connect(target):
-    """Open (creating if needed) and migrate the database: a SQLite path or a postgresql:// URL."""
-    if is_url(target):
+    """Open (creating if needed) and migrate the database: a SQLite path or a postgresql:// URL
+    (check_target: any other URL-like value is refused before anything is created)."""
+    if check_target(target) == "postgresql":
         psycopg = _psycopg()
         try:
             raw = psycopg.connect(target, autocommit=True, row_factory=_pg_row_factory)
         except psycopg.Error as e:
-            raise DbError(str(e).strip())
+            raise DbError(one_line(e)) from None
         conn = Conn(raw, "postgresql")
     else:
         d = os.path.dirname(target)
@@ -327,6 +389,40 @@ def _migrate_1_to_2(conn):
         figs = figmod.extract(_StoredRun(recs)).values()
         conn.executemany("INSERT INTO figures (run_id, name, value, unit, cv, better) VALUES (?,?,?,?,?,?)",
                          [(run_id, f.name, f.value, f.unit, f.spread, f.better) for f in figs])
+
+
+FIGURE_COLUMNS = "run_id, name, value, unit, cv, better, quality, quality_reason"
+
+
+def _figure_rows(run_id, figs):
+    # `cv` holds the figure's spread (a fraction): the column is older than the "spread" key.
+    return [(run_id, f.name, f.value, f.unit, f.spread, f.better, f.quality, f.quality_reason) for f in figs]
+
+
+def _migrate_2_to_3(conn):
+    """Version 2 stored no verdicts, and only the figures of the record types figures.py named one by one
+    (a snippet, timer or latency_plateau figure, or a new benchmark's, never reached the history). Add
+    figures.quality and figures.quality_reason, and re-derive every stored run's figures from its record
+    lines: the verdicts of the figures already there are filled in (their values stay as stored), the
+    figures that were missing are added."""
+    conn.execute("ALTER TABLE figures ADD COLUMN quality TEXT")
+    conn.execute("ALTER TABLE figures ADD COLUMN quality_reason TEXT")
+    by_run = {}
+    for run_id, line in conn.execute("SELECT run_id, line FROM records WHERE type NOT IN ('run', 'end')"
+                                     " ORDER BY run_id, seq"):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            by_run.setdefault(run_id, []).append(rec)
+    for run_id, recs in by_run.items():
+        figs = figmod.extract(_StoredRun(recs))
+        have = {r[0] for r in conn.execute("SELECT name FROM figures WHERE run_id = ?", (run_id,))}
+        conn.executemany("UPDATE figures SET quality = ?, quality_reason = ? WHERE run_id = ? AND name = ?",
+                         [(f.quality, f.quality_reason, run_id, f.name) for f in figs.values() if f.name in have])
+        conn.executemany("INSERT INTO figures (%s) VALUES (?,?,?,?,?,?,?,?)" % FIGURE_COLUMNS,
+                         _figure_rows(run_id, [f for f in figs.values() if f.name not in have]))
 
 
 # ---- identity --------------------------------------------------------------------------------
@@ -424,9 +520,8 @@ def ingest(conn, run, accel="unknown", source=None, host=None):
         types = [rec.get("type") for rec in run.records] + ["end"]
         conn.executemany("INSERT INTO records (run_id, seq, type, line) VALUES (?,?,?,?)",
                          [(rid, i, t, line) for i, (t, line) in enumerate(zip(types, run.lines))])
-        # `cv` holds the figure's spread (a fraction): the column is older than the "spread" key.
-        conn.executemany("INSERT INTO figures (run_id, name, value, unit, cv, better) VALUES (?,?,?,?,?,?)",
-                         [(rid, f.name, f.value, f.unit, f.spread, f.better) for f in figmod.extract(run).values()])
+        conn.executemany("INSERT INTO figures (%s) VALUES (?,?,?,?,?,?,?,?)" % FIGURE_COLUMNS,
+                         _figure_rows(rid, figmod.extract(run).values()))
         return rid, True
 
     return transaction(conn, body)

@@ -14,6 +14,13 @@ A name is the same for a record written with either key convention (a legacy rec
 name a new one would), so a history database mixes old and new runs. Names must be unique per
 measured point: two records that give one name collapse into one figure (the later wins).
 better: "lower" or "higher" says which direction is an improvement.
+
+Any record type is read generically (generic()): a record, or an object nested one level in it,
+that carries "figure", "unit" and a numeric "median" (docs/records.md, "Statistics keys") gives
+the figure <figure>/<unit>, and <figure>/ns, <figure>/cycles from its conversions. A new
+benchmark's records reach history, nightly and the report with no change here. The record types
+in HISTORY_NAMES are the exception, and only for their names: their history names were fixed
+before records carried "figure" (and logs of that time carry none), so they keep them.
 """
 
 STATS = ("median", "p10", "p90", "min", "max")
@@ -168,8 +175,51 @@ def branch_figure(rec):
                                    _int_or_na(rec.get("targets")), _int_or_na(rec.get("depth")))
 
 
+# The units a generic figure is also named in when the record converts its median to them.
+CONVERSIONS = ("ns", "cycles")
+# A figure's unit in the figures table where it differs from the record's "unit" key (the name keeps the key).
+UNIT_NAMES = {"bytes_per_s": "bytes/s"}
+# Units where a larger value is better; every other figure is better lower (latencies, cycles, ticks).
+HIGHER_IS_BETTER = ("bytes_per_s", "bytes/s", "pass")
+
+
+def is_figure(rec):
+    """A measured figure through the statistics emitter: "figure", "unit" and a numeric "median"."""
+    return (isinstance(rec, dict) and isinstance(rec.get("figure"), str) and rec["figure"] != ""
+            and isinstance(rec.get("unit"), str) and rec["unit"] != "" and _num(rec.get("median")))
+
+
+def _names_figure(rec):
+    return (isinstance(rec, dict) and isinstance(rec.get("figure"), str) and rec["figure"] != ""
+            and isinstance(rec.get("unit"), str) and rec["unit"] != "")
+
+
+def figure_records(rec, measured=True):
+    """The figures a record carries: itself and the objects nested one level in it (c2c's "hit"/"hitm")
+    that pass is_figure, in key order; measured=False also those not measured (a null median: quality
+    unavailable)."""
+    ok = is_figure if measured else _names_figure
+    if not isinstance(rec, dict):
+        return []
+    out = [rec] if ok(rec) else []
+    return out + [v for v in rec.values() if ok(v)]
+
+
+def generic(out, rec):
+    """Every figure a record of any type carries (figure_records), named <figure>/<unit>, plus
+    <figure>/<u> for each conversion u in CONVERSIONS the record has."""
+    for f in figure_records(rec):
+        unit = f["unit"]
+        better = "higher" if unit in HIGHER_IS_BETTER else "lower"
+        _add_fig(out, "%s/%s" % (f["figure"], unit), f, unit, UNIT_NAMES.get(unit, unit), better)
+        for u in CONVERSIONS:
+            if u != unit and _num(f.get(u)):
+                _add_fig(out, "%s/%s" % (f["figure"], u), f, u, better=better)
+
+
 def extract(run):
-    """dict name -> Figure for every comparable number in the run (later duplicates win)."""
+    """dict name -> Figure for every comparable number in the run (later duplicates win): the record
+    types of HISTORY_NAMES by their history names, every other record through generic()."""
     out = {}
     _SUSPECT_BY_CROSSCHECK.clear()
     for r in run.records:
@@ -178,7 +228,9 @@ def extract(run):
                 _SUSPECT_BY_CROSSCHECK.setdefault(n, r.get("quantity") or "?")
     for r in run.records:
         t = r.get("type")
-        if t == "data_source":
+        if t not in HISTORY_NAMES:
+            generic(out, r)
+        elif t == "data_source":
             if r.get("status", "ok") != "ok":
                 continue
             src = r.get("source")
@@ -224,6 +276,12 @@ def extract(run):
                     n = "pmu_selftest/%s" % c["name"]
                     out[n] = Figure(n, ok, "pass", None, "higher")
     return out
+
+
+# Record types named by extract()'s own branches: names fixed before records carried "figure" (legacy logs
+# have none), kept so that a history database compares old runs with new ones. Nothing else is special here.
+HISTORY_NAMES = ("data_source", "latency_sweep", "bandwidth", "penalty", "c2c", "numa_latency", "loaded_latency",
+                 "cache_inferred", "branch", "cycle_accounting", "pebs_latency", "pmu_selftest")
 
 
 def matches(name, query):

@@ -76,9 +76,24 @@ def trend(conn, names, machine_id=None, last=None):
     return runs, values, verdicts
 
 
-def table(runs, names, values, verdicts, machines=None):
+def qualities(conn, names, runs):
+    """{run_id: {name: quality}} of the chosen runs' figures whose verdict is not ok (the figures table's
+    `quality`; NULL for a figure of a log written before verdicts existed)."""
+    ids = [r["id"] for r in runs]
+    out = {}
+    if ids and names:
+        q = ",".join("?" * len(ids))
+        qn = ",".join("?" * len(names))
+        for row in conn.execute("SELECT run_id, name, quality FROM figures WHERE run_id IN (%s) AND name IN (%s)"
+                                " AND quality IS NOT NULL AND quality <> 'ok'" % (q, qn), ids + names):
+            out.setdefault(row["run_id"], {})[row["name"]] = row["quality"]
+    return out
+
+
+def table(runs, names, values, verdicts, quality=None, machines=None):
     """Markdown trend table: one row per run, one column per figure; '!' marks a regression and
-    '+' an improvement found when that run was ingested. machines: {id: name} (machine_names)."""
+    '+' an improvement found when that run was ingested; a figure whose verdict was not ok says which
+    (quality from qualities(): "(noisy)", "(suspect)"). machines: {id: name} (machine_names)."""
     head = ["Run", "Ingested (UTC)", "Machine", "Status", "crc32"] + names
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in runs:
@@ -87,7 +102,8 @@ def table(runs, names, values, verdicts, machines=None):
         for n in names:
             v = values[n].get(r["id"])
             mark = {"regressed": " !", "improved": " +"}.get(verdicts.get(r["id"], {}).get(n), "")
-            cells.append("" if v is None else ("%.4g" % v) + mark)
+            q = (quality or {}).get(r["id"], {}).get(n)
+            cells.append("" if v is None else ("%.4g" % v) + mark + (" (%s)" % q if q else ""))
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 

@@ -720,22 +720,69 @@ def section_pebs(doc, run):
     doc.table(["Row", "Source", "Samples", "Mean cycles", "Histogram"], rows)
 
 
-KNOWN = {"run", "cpu", "topology", "memory", "latency_sweep", "data_source", "c2c", "numa_latency",
-         "loaded_latency", "cache_inferred", "bandwidth", "branch", "penalty", "cycle_accounting",
-         "pmu_selftest", "pebs_latency", "summary"}
-
-
-KNOWN.add("crosscheck")      # section_disagreements reads them
+def section_figures(doc, run):
+    """Every figure of a record type that no section above shows (figures.figure_records: "figure", "unit"
+    and the statistics keys): a new benchmark's records are listed here, read generically, with no code of
+    their own in this file."""
+    figs = [(r.get("type"), f) for r in run.records if r.get("type") not in SHOWN
+            for f in figures.figure_records(r, measured=False)]
+    if not figs:
+        return
+    suspect = {}
+    for x in run.by_type("crosscheck"):
+        if x.get("agrees") is False:
+            for n in x.get("suspect") or []:
+                suspect.setdefault(n, x.get("quantity") or "?")
+    doc.h(2, "Figures")
+    doc.p("Figures of record types without a section of their own (docs/records.md, \"Statistics keys\"): "
+          "the median with its 95 % CI, samples, spread and verdict.")
+    rows = []
+    for t, f in figs:
+        q, why = f.get("quality", ""), f.get("quality_reason", "")
+        if f["figure"] in suspect and q in ("ok", "noisy"):
+            q, why = "suspect", "cross-check disagrees: %s" % suspect[f["figure"]]
+        also = ", ".join("%s %s" % (num(f[u]), u) for u in figures.CONVERSIONS if u != f["unit"] and _isnum(f.get(u)))
+        ci = ("%s..%s" % (num(f["ci_lo"]), num(f["ci_hi"]))) if _isnum(f.get("ci_lo")) and _isnum(f.get("ci_hi")) \
+            else ""
+        rows.append([f["figure"], t, num(value(f, f["unit"])), f["unit"], ci, also, num(count(f)), pct(spread(f)),
+                     q or "", why or ""])
+    doc.table(["Figure", "Record", "Median", "Unit", "95% CI", "Also", "n", "Spread", "Quality", "Reason"], rows)
 
 
 def section_other(doc, run):
-    other = [(t, n) for t, n in run.types().items() if t not in KNOWN]
+    """Record types that no section shows and that carry no figure: kept as they were."""
+    other = [(t, n) for t, n in run.types().items()
+             if t not in SHOWN and not any(figures.figure_records(r, measured=False) for r in run.by_type(t))]
     if not other:
         return
     doc.h(2, "Other records")
-    doc.p("Record types this tool does not know; kept as they were.")
+    doc.p("Record types this tool has no section for and that carry no figure; kept as they were.")
     doc.table(["Type", "Count", "First record"],
               [[t, n, _text({k: v for k, v in run.first(t).items() if k != "type"})[:100]] for t, n in other])
+
+
+# The sections after the summary, in order, each with the record types it shows. Record-type-specific code
+# exists here only for a view a table of figures cannot give (the guide's Table 2 beside its references, curves,
+# matrices, heat maps, cycle-accounting terms); every other record type's figures are in section_figures, and
+# a record type with neither is in section_other. (run: the summary; summary: the quality counts.)
+SECTIONS = [
+    (section_machine, ("run", "cpu", "topology", "memory")),
+    (section_table2, ("data_source",)),
+    (section_latency, ("latency_sweep", "cache_inferred")),
+    (section_c2c, ("c2c",)),
+    (section_numa, ("numa_latency",)),
+    (section_loaded, ("loaded_latency",)),
+    (section_bandwidth, ("bandwidth",)),
+    (section_branch, ("branch",)),
+    (section_penalties, ("penalty",)),
+    (section_cycle_accounting, ("cycle_accounting",)),
+    (section_selftest, ("pmu_selftest",)),
+    (section_pebs, ("pebs_latency",)),
+    (section_figures, ()),
+    (section_other, ()),
+]
+SHOWN = {t for _fn, types in SECTIONS for t in types} | {"summary", "crosscheck"}   # crosscheck: section_disagreements
+_PLOTS = (section_latency, section_c2c, section_numa, section_loaded, section_bandwidth, section_branch)
 
 
 def build(run, want_plots=True, boot=None):
@@ -756,19 +803,11 @@ def build(run, want_plots=True, boot=None):
         doc.p("_Plots skipped: matplotlib is not installed (apt-get install python3-matplotlib)._")
     section_table2_chart(doc, run, want_plots)
     section_disagreements(doc, run)
-    section_machine(doc, run)
-    section_table2(doc, run)
-    section_latency(doc, run, want_plots)
-    section_c2c(doc, run, want_plots)
-    section_numa(doc, run, want_plots)
-    section_loaded(doc, run, want_plots)
-    section_bandwidth(doc, run, want_plots)
-    section_branch(doc, run, want_plots)
-    section_penalties(doc, run)
-    section_cycle_accounting(doc, run)
-    section_selftest(doc, run)
-    section_pebs(doc, run)
-    section_other(doc, run)
+    for fn, _types in SECTIONS:
+        if fn in _PLOTS:
+            fn(doc, run, want_plots)
+        else:
+            fn(doc, run)
     return doc
 
 

@@ -209,3 +209,26 @@ def test_history_default_figures_follow_the_records_reference_unit(tmp_path, cap
     cols = [x.strip() for x in head.split("|")[6:-1]]
     assert cols[0] == "data_source/L1/ns"
     assert cols == ["data_source/%s/%s" % (s, "ns" if s == "L1" else u) for s, _, _, u, _, _ in logs.table2_rows()]
+
+
+def test_any_record_with_the_statistics_keys_is_a_figure():
+    """figures.extract reads a record type it has never heard of: <figure>/<unit>, its ns/cycles conversions,
+    nested figures one level down, bytes_per_s as higher-is-better; a record without "figure", "unit" or a
+    numeric median gives nothing."""
+    recs = [logs.run_record(),
+            dict({"type": "zz_new", "figure": "zz_new/a"}, **logs.stats("cycles", 20.0, 0.01), ns=6.8, tsc=14.0,
+                 quality="noisy", quality_reason="why"),
+            {"type": "zz_pair", "x": dict({"figure": "zz_pair/x"}, **logs.stats("ns", 5.0, 0.02))},
+            dict({"type": "zz_bw", "figure": "zz_bw/read"}, **logs.stats("bytes_per_s", 1e9, 0.02)),
+            dict({"type": "zz_unmeasured", "figure": "zz_unmeasured/a"}, **logs.stats("cycles", None, None)),
+            dict({"type": "zz_nameless"}, **logs.stats("cycles", 3.0, 0.01)),
+            {"type": "crosscheck", "agrees": False, "quantity": "q", "suspect": ["zz_pair/x"]}]
+    figs = figures.extract(parse_log("\n".join(logs.run_lines(recs))))
+    assert set(figs) == {"zz_new/a/cycles", "zz_new/a/ns", "zz_pair/x/ns", "zz_bw/read/bytes_per_s"}
+    a = figs["zz_new/a/cycles"]
+    assert (a.value, a.unit, a.spread, a.better, a.quality, a.quality_reason) == (20.0, "cycles", 0.01, "lower",
+                                                                                   "noisy", "why")
+    assert figs["zz_new/a/ns"].value == 6.8 and figs["zz_new/a/ns"].unit == "ns"
+    assert figs["zz_pair/x/ns"].quality is None     # no verdict in the record: a cross-check marks only verdicts
+    bw = figs["zz_bw/read/bytes_per_s"]
+    assert (bw.unit, bw.better) == ("bytes/s", "higher")

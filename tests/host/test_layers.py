@@ -92,3 +92,35 @@ def test_asm_in_pure_logic_header_fails(tmp_path):
     assert rc == 1
     lines = out.splitlines()
     assert len(lines) == 1 and lines[0].startswith("measure/chase.h:4: inline asm in a pure-logic header"), out
+
+
+def test_asm_in_c_off_the_allow_list_fails(tmp_path):
+    bad = dict(CLEAN)
+    bad["bench/latency.c"] = ('#include "pmu/pmu.h"\n/* asm("nop") in a comment is fine */\n'
+                              'static void f(unsigned long *x) { __asm__("" : "+r"(*x)); }\n'
+                              'static void g(void)\n{\n    __asm__ volatile(\n        "lock xaddq %0, (%1)");\n}\n')
+    bad["kernel/msr.c"] = 'static void w(void) { __asm__ volatile("wrmsr"); }\n'   # on the allow-list
+    rc, out = check(tree(tmp_path, bad))
+    assert rc == 1
+    lines = out.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bench/latency.c:6: inline asm in a .c that is not on the "
+                                                   "allow-list"), out
+
+
+def test_asm_allow_list_is_the_one_in_design_md():
+    """docs/design.md "Layers" names the .c files that may hold asm; that list is check_layers.ASM_SOURCES."""
+    import re
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    try:
+        import check_layers
+    finally:
+        sys.path.pop(0)
+    with open(os.path.join(ROOT, "docs", "design.md")) as f:
+        text = f.read()
+    para = text[text.index("Asm in a `.c` is allowed"):]
+    para = para[:para.index("\n- **")]
+    named = set(re.findall(r"\b((?:kernel|pmu|bench|measure|boot|app)/[a-z0-9_]+\.c)\b", para))
+    named.discard("bench/atomic.c")     # named as the example that needs no asm
+    assert named == set(check_layers.ASM_SOURCES), (named, set(check_layers.ASM_SOURCES))
+    for rel in check_layers.ASM_SOURCES:
+        assert os.path.exists(os.path.join(ROOT, rel)), rel

@@ -353,7 +353,7 @@ def test_migration_1_to_2_renames_branch_figures_from_the_stored_records(tmp_pat
     assert "branch/indirect_random/None/cycles_per_branch" in old and len(old) == 16   # 26 points, 12 of them in 2 names
     c.close()
     c = db.connect(dbp)
-    assert db.version(c) == db.SCHEMA_VERSION == 2
+    assert db.version(c) == db.SCHEMA_VERSION >= 2
     for rid, text in enumerate(texts, 1):
         want = {n: f.value for n, f in figures.extract(parse_log(text)).items() if n.startswith("branch/")}
         got = {r["name"]: r["value"] for r in c.execute(
@@ -448,6 +448,45 @@ def test_junit_case_per_figure_has_value_baseline_tolerance_and_quality(history)
     assert ok["quality"] == "ok"
     assert cases["data_source/L2/cycles"].find("system-out") is None or \
         "SUSPECT" not in cases["data_source/L2/cycles"].find("system-out").text
+
+
+def test_migration_2_to_3_adds_verdicts_and_the_figures_version_2_did_not_know(tmp_path):
+    """A version 2 database stored no verdict and only the record types figures.py named one by one: the
+    migration fills in each stored figure's quality from its record line and adds the figures of the other
+    record types (a snippet's, a record type nobody named), leaving the stored values as they were."""
+    dbp = str(tmp_path / "v2.sqlite")
+    extra = [dict({"type": "zz_other", "figure": "zz_other/x"}, **logs.stats("cycles", 7.0, 0.02, 9),
+                  quality="noisy", quality_reason="too few samples"),
+             dict({"type": "snippet", "name": "add", "figure": "snippet/add"}, **logs.stats("cycles", 1.0, 0.01, 9),
+                  quality="ok")]
+    text = logs.serial(logs.run_lines(logs.full_run(seed=1) + extra))
+    run = parse_log(text)
+    raw = sqlite3.connect(dbp, isolation_level=None)
+    raw.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    for stmt in db._statements(db.MIGRATIONS[0]):
+        raw.execute(stmt)
+    db.MIGRATIONS[1](db.Conn(raw, "sqlite"))
+    raw.execute("INSERT INTO schema_version VALUES (2)")
+    raw.execute("INSERT INTO machines (id, identity, first_seen) VALUES (1, 'm', 'now')")
+    raw.execute("INSERT INTO runs (id, machine_id, crc32, records, status, ingested_at) VALUES (1,1,?,?,?,'now')",
+                (run.crc32, len(run.records), run.status))
+    types = [r["type"] for r in run.records] + ["end"]
+    raw.executemany("INSERT INTO records VALUES (?,?,?,?)",
+                    [(1, i, t, line) for i, (t, line) in enumerate(zip(types, run.lines))])
+    v2 = {n: f for n, f in figures.extract(run).items() if n.split("/", 1)[0] in figures.HISTORY_NAMES}
+    raw.executemany("INSERT INTO figures VALUES (?,?,?,?,?,?)",
+                    [(1, f.name, f.value + 1000, f.unit, f.spread, f.better) for f in v2.values()])
+    raw.close()
+    c = db.connect(dbp)
+    assert db.version(c) == db.SCHEMA_VERSION == 3
+    got = {r["name"]: r for r in c.execute("SELECT * FROM figures WHERE run_id = 1")}
+    want = figures.extract(run)
+    assert set(got) == set(want) and set(want) - set(v2) == {"zz_other/x/cycles", "snippet/add/cycles"}
+    for n, f in want.items():
+        assert got[n]["quality"] == f.quality and got[n]["quality_reason"] == f.quality_reason, n
+        assert got[n]["value"] == (f.value + 1000 if n in v2 else f.value), n   # stored values stay
+    assert got["zz_other/x/cycles"]["quality"] == "noisy" and got["data_source/L1/cycles"]["quality"] is None
+    assert got["snippet/add/cycles"]["unit"] == "cycles"
 
 
 # ---- issue 23: what a reader sees from nightly, history and fleet ------------------------------------------------

@@ -204,3 +204,63 @@ def test_fleet_uses_the_latest_good_run(tmp_path):
 def test_fleet_errors(tmp_path, capsys):
     assert cli.main(["fleet", "--db", str(tmp_path / "missing.sqlite")]) == 1
     assert "no database" in capsys.readouterr().err
+
+
+# ---- a record type no tool has seen ------------------------------------------------------------------
+
+def _never_seen(seed, scale=1.0, quality="ok"):
+    """A log whose run carries a record type no host tool names anywhere, with one figure in the statistics
+    keys of docs/records.md (and its ns conversion), beside the usual records."""
+    rec = dict({"type": "zz_never_seen", "figure": "zz_never_seen/chain", "method": "a test's own"},
+               **logs.stats("cycles", round(20.0 * scale * (1 + 0.001 * seed), 4), 0.01, 11),
+               ns=round(6.8 * scale, 4), converged=quality == "ok", quality=quality)
+    if quality != "ok":
+        rec["quality_reason"] = "95 % CI +-2 % of the median, the profile's target is +-1 %"
+    return logs.serial(logs.run_lines(logs.full_run(seed=seed) + [rec]))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_record_type_never_seen_reaches_report_database_history_and_nightly(tmp_path, backend, request, capsys):
+    from pmb import report
+    url = request.getfixturevalue("pg_url") if backend == "postgresql" else str(tmp_path / "h.sqlite")
+    paths = []
+    for i, kw in enumerate([dict(seed=s) for s in range(1, 5)] + [dict(seed=5, quality="noisy"),
+                                                                  dict(seed=6, scale=1.5)]):
+        p = tmp_path / ("n%d.log" % i)
+        p.write_text(_never_seen(**kw))
+        paths.append(str(p))
+    # the report: the figure in the figures table, not under "Other records"
+    md = report.to_markdown(report.build(parse_log(open(paths[4]).read()), want_plots=False))
+    figs = md.split("## Figures", 1)[1]
+    row = next(l for l in figs.splitlines() if l.startswith("| zz_never_seen/chain "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:4] == ["zz_never_seen/chain", "zz_never_seen", "20.1", "cycles"] and cells[6] == "11"
+    assert "6.8 ns" in cells[5] and cells[7] == "1.0%" and cells[8] == "noisy" and "profile's target" in cells[9]
+    assert "zz_never_seen" not in md.split("## Other records", 1)[-1] or "## Other records" not in md
+    # nightly: stored with its unit, spread and verdict, and judged against its baseline
+    rcs = [cli.main(["nightly", p, "--db", url, "--accel", "tcg"]) for p in paths]
+    assert rcs == [0, 0, 0, 0, 0, 1]
+    out = capsys.readouterr().out
+    assert "REGRESSED zz_never_seen/chain/cycles" in out
+    c = db.connect(url)
+    try:
+        rows = {(r["run_id"], r["name"]): r for r in c.execute(
+            "SELECT * FROM figures WHERE name LIKE 'zz_never_seen/%' ORDER BY run_id, name")}
+        assert {n for _r, n in rows} == {"zz_never_seen/chain/cycles", "zz_never_seen/chain/ns"}
+        r5 = rows[(5, "zz_never_seen/chain/cycles")]
+        assert (r5["unit"], r5["better"], r5["quality"]) == ("cycles", "lower", "noisy")
+        assert r5["cv"] == pytest.approx(0.01) and r5["value"] == pytest.approx(20.1)
+        assert "profile's target" in r5["quality_reason"]
+        assert rows[(1, "zz_never_seen/chain/ns")]["unit"] == "ns" and rows[(1, "zz_never_seen/chain/ns")]["quality"] == "ok"
+        verdicts = {r["run_id"]: r["verdict"] for r in c.execute(
+            "SELECT run_id, verdict FROM comparisons WHERE name = 'zz_never_seen/chain/cycles'")}
+        assert verdicts == {1: "new", 2: "unjudged", 3: "unjudged", 4: "ok", 5: "ok", 6: "regressed"}   # 3 baseline runs for a verdict
+    finally:
+        c.close()
+    # history: selected by name, each run's value, the verdict marks
+    assert cli.main(["history", "--db", url, "--figure", "zz_never_seen/chain"]) == 0
+    out = capsys.readouterr().out
+    head, rows = out.splitlines()[0], out.splitlines()[2:]
+    assert "zz_never_seen/chain/cycles" in head and "zz_never_seen/chain/ns" in head
+    assert len(rows) == 6
+    assert "20.1 (noisy)" in rows[4] and "30.18 !" in rows[5]

@@ -112,7 +112,8 @@ def test_cli_usb(tmp_path, capsys):
     assert (tmp_path / "copy.img").read_bytes() == b"y" * 1024
     assert cli.main(["usb", "--source", str(src), str(tmp_path / "copy.img")]) == 1
     assert "not a block device" in capsys.readouterr().err
-    assert cli.main(["usb", "--source", str(src)]) == 1
+    assert cli.main(["usb", "--source", str(src)]) == 2          # neither DEVICE nor --image: a usage error
+    assert capsys.readouterr().err == "pmubench: usb needs DEVICE or --image FILE\n"
 
 
 # ---- mkusb.sh ----------------------------------------------------------------------------------
