@@ -453,10 +453,23 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
         ref.lv[ref.n] = levels[k];
         fmt_snprintf(ref.name[ref.n], sizeof(ref.name[0]), "%s", name);
         ref.n++;
-        plat_printf("  plateau %lu: %s .. %s  %8.2f ns%s\n", (unsigned long)k,
+        plat_printf("  plateau %lu: %s .. %s  %8.2f ns\n", (unsigned long)k,
                     lat_bytes_text((uint64_t)levels[k].from, b1, sizeof(b1)),
-                    lat_bytes_text((uint64_t)levels[k].to, b2, sizeof(b2)), levels[k].latency,
-                    levels[k].bytes == 0 ? "  (last: memory or the largest level reached)" : "");
+                    lat_bytes_text((uint64_t)levels[k].to, b2, sizeof(b2)), levels[k].latency);
+    }
+    /* The console's one line about the top of the curve: the last plateau found, and where the curve goes
+     * past it without flattening again (a ramp above the LLC is not a plateau: its top is the point to read). */
+    if (used > 0 && s->n > 0) {
+        const struct knee_level *top = &levels[used - 1];
+        char from[24], last[24];
+        lat_bytes_text((uint64_t)top->from, from, sizeof(from));
+        lat_bytes_text((uint64_t)s->bytes[s->n - 1], last, sizeof(last));
+        if (s->ns[s->n - 1] > top->latency * KNEE_MIN_STEP)
+            plat_printf("  last plateau (from %s): %.2f ns; above it the curve rises without another plateau "
+                        "to %.2f ns at %s\n", from, top->latency, s->ns[s->n - 1], last);
+        else
+            plat_printf("  last plateau (from %s to the largest set, %s: memory or the largest level reached): "
+                        "%.2f ns\n", from, last, top->latency);
     }
 }
 

@@ -110,3 +110,8 @@ if [ -n "$MB2" ]; then
 else
     echo "mkusb: wrote $OUT (${MIB} MiB, ESP at sector $FIRST, $COUNT sectors)"
 fi
+# The next step: the image is not a stick yet (docs/host-tools.md, "USB image").
+echo "mkusb: next: write it to a whole USB stick (everything on it is lost; lsblk shows which /dev/sdX it is):"
+echo "mkusb:   scripts/pmubench usb /dev/sdX      (refuses mounted or non-removable devices)"
+echo "mkusb:   or: sudo dd if=$OUT of=/dev/sdX bs=4M conv=fsync"
+echo "mkusb: then boot the machine from it (UEFI or legacy BIOS) and capture its serial port (docs/host-tools.md)"

@@ -19,6 +19,20 @@
 #define PMB_GITREV "unknown"
 #endif
 
+/* The pmubench.cfg keys this runner honours (crash_test: ud, gp and pf, raised through the guarded child; the
+ * other kinds are refused); the others (serial, baud, on_finish, trace_msr, pmu_assume, events, acpi_dump, turbo)
+ * drive the UEFI image's hardware and are accepted here only so that one config file serves both. */
+static const char *const hosted_keys[] = {"profile", "bench",          "max_bytes",  "max_cpus", "seed",
+                                          "serialize", "time_budget_ms", "crash_test", "sweep_top"};
+
+static bool hosted_key(const char *name)
+{
+    for (size_t i = 0; i < sizeof(hosted_keys) / sizeof(hosted_keys[0]); i++)
+        if (!strcmp(name, hosted_keys[i]))
+            return true;
+    return false;
+}
+
 static void usage(void)
 {
     printf("usage: pmubench-host [--cfg FILE] [key=value ...]\n"
@@ -29,10 +43,19 @@ static void usage(void)
            "Exit status: 0 the run ended ok; 1 it ended crashed or error (a snippet faulted, made a system\n"
            "call or timed out: the other results are in the records); 2 bad input (config, --cfg), one line on\n"
            "stderr. docs/config.md, \"The hosted runner\".\n"
-           "Keys are pmubench.cfg's:\n");
+           "\n"
+           "First run (a few seconds to a minute), then the report:\n"
+           "  build/host-bench/pmubench-host profile=quick > host.log\n"
+           "  scripts/pmubench report host.log --html host.html\n"
+           "One benchmark, full profile, on CPU 2 only:\n"
+           "  taskset -c 2 build/host-bench/pmubench-host bench=latency profile=full\n"
+           "\n"
+           "Keys this runner honours:\n");
     const char *name, *values;
     for (size_t i = 0; config_key_help(i, &name, &values); i++)
-        printf("  %-16s %s\n", name, values);
+        if (hosted_key(name))
+            printf("  %-16s %s\n", name, values);
+    printf("(pmubench.cfg's other keys drive the UEFI image's hardware: accepted, ignored here)\n");
     size_t n;
     const struct bench_desc *t = bench_registry(&n);
     printf("Benchmarks:");
@@ -255,6 +278,10 @@ int main(int argc, char **argv)
         host_shutdown();
         return 1;
     }
+    if (h->cpus < 2)
+        fprintf(stderr, "pmubench-host: warning: only %u CPU to run on (affinity or max_cpus): c2c, loaded latency, "
+                        "the other-core Table 2 rows and thread scaling need two and will be unavailable; "
+                        "allow more CPUs (e.g. taskset -c 0,1) to measure them\n", h->cpus);
     bench_run_selected();
     const char *status = host_guard_status();
     printf("pmubench-host: run %s after %.3f s\n", status, secs() - t_all);

@@ -31,8 +31,10 @@ def warn_run(run):
 # ---- run -------------------------------------------------------------------------------------
 
 class Progress:
-    """Echo serial output: human-readable lines as they are (ANSI removed), and for JSON records a
-    progress line whenever the record type changes, instead of the raw JSON."""
+    """Echo serial output: human-readable lines as they are (ANSI removed, leading spaces kept, so table
+    columns line up as in serial.log). Without -q the image's own lines are the progress, and a record
+    count is said only after each "== bench ... done" line, never between a table's lines; with -q a
+    progress line whenever the record type changes."""
 
     def __init__(self, out, quiet=False, verbose=False):
         self.out = out
@@ -42,6 +44,7 @@ class Progress:
         self.cur = None
         self.count = 0
         self.counts = {}
+        self.since = {}            # record types since the last "== bench" line (without -q)
 
     def _flush_type(self):
         if self.cur is not None and self.count > 1:
@@ -52,10 +55,11 @@ class Progress:
         self.out.flush()
 
     def __call__(self, line):
-        text = parsemod.clean_text(line).strip()
-        if not text:
+        text = parsemod.clean_text(line).rstrip()
+        if not text.strip():
             return
-        if text.startswith("{"):
+        if text.lstrip().startswith("{"):
+            text = text.strip()
             try:
                 t = json.loads(text).get("type", "?")
             except (ValueError, AttributeError):
@@ -63,6 +67,11 @@ class Progress:
             self.counts[t] = self.counts.get(t, 0) + 1
             if self.verbose:
                 self.out.write(text + "\n")
+            if not self.quiet:
+                self.since[t] = self.since.get(t, 0) + 1
+                if t == "end":
+                    self._say("end record after %d records" % (sum(self.counts.values()) - self.counts["end"]))
+                return
             if t != self.cur:
                 self._flush_type()
                 self.cur, self.count = t, 0
@@ -73,6 +82,9 @@ class Progress:
             return
         if not self.quiet:
             self.out.write(text + "\n")
+            if text.startswith("== bench ") and " done in " in text and self.since:
+                self._say("records: " + ", ".join("%s %d" % kv for kv in self.since.items()))
+                self.since = {}
             self.out.flush()
 
 
@@ -127,6 +139,10 @@ def cmd_run(a):
         err(str(e))
         return EXIT_FAIL
     print("pmubench: accelerator %s (%s)" % (chosen, why), flush=True)
+    if why.startswith("KVM unusable"):
+        print("pmubench: next step for KVM: %s" % qemu.kvm_next_step(why), flush=True)
+    if chosen == "tcg":
+        print("pmubench: note: %s" % qemu.TCG_NOTE, flush=True)
     d = _results_dir(a.out)
     log_path = os.path.join(d, "serial.log")
     progress = Progress(sys.stdout, a.quiet, a.verbose)
@@ -163,7 +179,7 @@ def cmd_run(a):
         if run.status != "ok" or res.status not in ("ok", "unknown"):
             rc = EXIT_FAIL
         if not a.no_report:
-            meta["report"] = _write_run_report(run, d)
+            meta["report"] = _write_run_report(run, d, meta)
     with open(os.path.join(d, "boot.json"), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=1)
         f.write("\n")
@@ -174,12 +190,13 @@ def cmd_run(a):
     return rc
 
 
-def _write_run_report(run, d):
+def _write_run_report(run, d, meta=None):
     """report.html (self-contained), report.md and plots/*.png in the results directory d; the HTML's
-    name, or None after saying why not (a report that cannot be drawn never fails the run)."""
+    name, or None after saying why not (a report that cannot be drawn never fails the run). meta: what
+    boot.json will hold (the accelerator and why), for the report's banner."""
     from . import report
     try:
-        doc = report.build(run, want_plots=True)
+        doc = report.build(run, want_plots=True, boot=meta)
         if doc.images():
             report.write_pngs(doc, os.path.join(d, "plots"))
         with open(os.path.join(d, "report.md"), "w", encoding="utf-8") as f:
@@ -237,12 +254,23 @@ def cmd_parse(a):
 
 # ---- report ----------------------------------------------------------------------------------
 
+def _boot_meta(path):
+    """The boot.json beside a log or in a results directory ({} when there is none or it is unreadable)."""
+    d = path if os.path.isdir(path) else os.path.dirname(path)
+    try:
+        with open(os.path.join(d, "boot.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+        return meta if isinstance(meta, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
 def cmd_report(a):
     from . import report
     run = _load(a.run)
     if run is None:
         return EXIT_BAD_LOG
-    doc = report.build(run, want_plots=bool(a.html or a.png))
+    doc = report.build(run, want_plots=bool(a.html or a.png), boot=_boot_meta(a.run))
     if a.png:
         report.write_pngs(doc, a.png)
     sys.stdout.write(report.to_markdown(doc, a.png))
@@ -352,7 +380,9 @@ def _figure_names(conn, figure):
     from . import history
     names = history.select_names(conn, figure)
     if not names:
-        err("no figure matches %r" % figure if figure is not None else "the database holds no figures")
+        near = history.suggestions(conn, figure) if figure is not None else []
+        err(("no figure matches %r%s" % (figure, "; did you mean: " + ", ".join(near) if near else ""))
+            if figure is not None else "the database holds no figures")
     return names
 
 
@@ -370,12 +400,19 @@ def cmd_history(a):
             err("--machine %d: no such machine in %s (machine ids: %s)"
                 % (a.machine, _db_name(a.db), ", ".join(map(str, ids)) or "none"))
             return EXIT_FAIL
-        runs, values, verdicts = history.trend(conn, names, a.machine, a.last)
+        machine = a.machine
+        if machine is None:       # runs of different machines are not one trend: the newest run's machine
+            machine, n_machines = history.newest_machine(conn)
+            if n_machines > 1:
+                err("note: runs of %s only (%d machines in the database; --machine ID picks another)"
+                    % (history.machine_names(conn).get(machine, machine), n_machines))
+        runs, values, verdicts = history.trend(conn, names, machine, a.last)
         bands = history.bands(conn, names, runs) if a.png else None
         quality = history.qualities(conn, names, runs)
+        mnames = history.machine_names(conn)
     finally:
         conn.close()
-    sys.stdout.write(history.table(runs, names, values, verdicts, quality))
+    sys.stdout.write(history.table(runs, names, values, verdicts, quality, mnames))
     if a.png:
         png = history.plot(runs, names, values, "pmubench history: %s" % (a.figure or "Table 2 rows"), bands)
         _write_output(a.png, png)

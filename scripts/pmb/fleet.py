@@ -12,6 +12,7 @@ with no identical peer has nothing to be compared with and says so.
 import statistics
 
 from . import db, nightly
+from .present import change, machine_name, si
 
 
 class Cell:
@@ -39,7 +40,7 @@ class Machine:
 
     @property
     def label(self):
-        return self.host or "machine %d" % self.id
+        return self.host or machine_name(self.ident, self.id)
 
 
 def latest_good_run(conn, machine_id):
@@ -125,9 +126,9 @@ def flagged(ms, names):
 def summary_lines(ms, names):
     lines = []
     for m, n, c in flagged(ms, names):
-        lines.append("%s %s %s: %.6g %s vs median %.6g of %d identical machines (%+.1f%%, %s), allowed %.3g"
-                     % ("DEVIATES" if c.mark == "!" else "better  ", m.label, n, c.value, c.unit, c.median,
-                        m.peers, c.deviation, "worse" if c.mark == "!" else "better", c.allowed))
+        lines.append("%s %s %s: %s vs median %s of %d identical machines, %s, allowed +-%s"
+                     % ("DEVIATES" if c.mark == "!" else "better  ", m.label, n, si(c.value, c.unit),
+                        si(c.median, c.unit), m.peers, change(c.value, c.median, c.better), si(c.allowed, c.unit)))
     for m in ms:
         if m.run_id is not None and m.peers < 2:
             lines.append("no identical peer: %s (%s)" % (m.label, _cpu_label(m.ident)))

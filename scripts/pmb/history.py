@@ -2,6 +2,7 @@
 import json
 
 from . import db, figures
+from .present import machine_name, suggest
 
 
 def default_figures(conn):
@@ -31,6 +32,28 @@ def select_names(conn, query=None):
         have = set(names)
         return [n for n in default_figures(conn) if n in have]
     return [n for n in names if figures.matches(n, query)]
+
+
+def suggestions(conn, query):
+    """Figure names near a --figure query that matched nothing."""
+    return suggest([r[0] for r in conn.execute("SELECT DISTINCT name FROM figures ORDER BY name")], query)
+
+
+def machine_names(conn):
+    """{machine id: name} (present.machine_name: host name, else CPU, CPU count, accelerator; the id is
+    added only where two machines would read the same)."""
+    rows = list(db.machines(conn))
+    plain = {r["id"]: machine_name(db.machine_identity(r)) for r in rows}
+    dup = {n for n in plain.values() if list(plain.values()).count(n) > 1}
+    return {i: (machine_name(db.machine_identity(r), i) if plain[i] in dup else plain[i])
+            for i, r in ((r["id"], r) for r in rows)}
+
+
+def newest_machine(conn):
+    """(machine id of the newest run, how many machines hold runs), for the default of one machine."""
+    row = conn.execute("SELECT machine_id FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+    n = conn.execute("SELECT COUNT(DISTINCT machine_id) FROM runs").fetchone()[0]
+    return (row[0] if row else None), n
 
 
 def trend(conn, names, machine_id=None, last=None):
@@ -67,14 +90,15 @@ def qualities(conn, names, runs):
     return out
 
 
-def table(runs, names, values, verdicts, quality=None):
+def table(runs, names, values, verdicts, quality=None, machines=None):
     """Markdown trend table: one row per run, one column per figure; '!' marks a regression and
     '+' an improvement found when that run was ingested; a figure whose verdict was not ok says which
-    (quality from qualities(): "(noisy)", "(suspect)")."""
+    (quality from qualities(): "(noisy)", "(suspect)"). machines: {id: name} (machine_names)."""
     head = ["Run", "Ingested (UTC)", "Machine", "Status", "crc32"] + names
     out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in runs:
-        cells = [str(r["id"]), r["ingested_at"], str(r["machine_id"]), r["status"], r["crc32"]]
+        cells = [str(r["id"]), r["ingested_at"], (machines or {}).get(r["machine_id"], str(r["machine_id"])),
+                 r["status"], r["crc32"]]
         for n in names:
             v = values[n].get(r["id"])
             mark = {"regressed": " !", "improved": " +"}.get(verdicts.get(r["id"], {}).get(n), "")

@@ -16,6 +16,7 @@ import statistics
 import xml.etree.ElementTree as ET
 
 from . import db
+from .present import change, si
 
 K = 3.0
 FLOOR_REL = {"default": 0.05, "bandwidth": 0.05, "latency_sweep": 0.05, "data_source": 0.05,
@@ -23,6 +24,9 @@ FLOOR_REL = {"default": 0.05, "bandwidth": 0.05, "latency_sweep": 0.05, "data_so
              "loaded_latency": 0.10, "pebs_latency": 0.10, "pmu_selftest": 0.0}
 FLOOR_ABS = {"cycles": 0.5, "ns": 0.2, "bytes/s": 0.0, "pass": 0.5}
 MAD_SIGMA = 1.4826   # MAD -> standard deviation for normally distributed data
+# A verdict needs at least this many baseline runs: with one or two, their median is one run's noise and a
+# spread between runs cannot be estimated (the tolerance above takes s_between from 3 runs on).
+MIN_BASELINE_RUNS = 3
 
 
 class Comparison:
@@ -79,12 +83,16 @@ def compare(conn, run_id, n=5, k=K):
             continue
         b, allowed = tolerance(name, f["unit"], vals, f["cv"], spreads, k)
         worse = f["value"] - b if f["better"] == "lower" else b - f["value"]
-        verdict = "regressed" if worse > allowed else "improved" if -worse > allowed else "ok"
-        rel = (worse / abs(b)) if b else float("inf") if worse else 0.0
+        if len(vals) < MIN_BASELINE_RUNS:
+            verdict = "unjudged"
+        else:
+            verdict = "regressed" if worse > allowed else "improved" if -worse > allowed else "ok"
         out.append(Comparison(name, f["value"], b, len(vals), allowed, verdict, f["unit"], f["better"],
-                              "%s %s vs baseline %s (median of %d), %+.1f%% %s, allowed %.3g"
-                              % (_g(f["value"]), f["unit"], _g(b), len(vals), 100 * rel,
-                                 "worse" if worse > 0 else "better", allowed)))
+                              "%s vs baseline %s (median of %d run%s), %s, allowed +-%s%s"
+                              % (si(f["value"], f["unit"]), si(b, f["unit"]), len(vals), "" if len(vals) == 1 else "s",
+                                 change(f["value"], b, f["better"]), si(allowed, f["unit"]),
+                                 "; not judged: a verdict needs %d baseline runs" % MIN_BASELINE_RUNS
+                                 if verdict == "unjudged" else "")))
     return out
 
 
@@ -160,7 +168,7 @@ def junit(results, run_status, ident, crc, log_error=None, suite="pmubench.night
         if r.verdict == "regressed":
             ET.SubElement(c, "failure", message=r.detail, type="Regression").text = r.detail
             failures += 1
-        elif r.verdict in ("new", "missing"):
+        elif r.verdict in ("new", "missing", "unjudged"):
             ET.SubElement(c, "skipped", message=r.detail)
             skipped += 1
         if r.detail or suspect:
@@ -183,6 +191,18 @@ def summary_lines(results):
     for r in results:
         if r.verdict in ("regressed", "improved"):
             lines.append("%-9s %s: %s" % (r.verdict.upper() if r.verdict == "regressed" else r.verdict, r.name, r.detail))
+    few = [r for r in results if r.verdict == "unjudged"]
+    if few:
+        runs = sorted({r.baseline_runs for r in few})
+        lines.append("not judged: %d figure%s against %s baseline run%s: a regression verdict needs at least %d "
+                     "(run nightly on %d more good run%s of this machine)"
+                     % (len(few), "" if len(few) == 1 else "s", "/".join(map(str, runs)),
+                        "" if runs == [1] else "s", MIN_BASELINE_RUNS, MIN_BASELINE_RUNS - max(runs),
+                        "" if MIN_BASELINE_RUNS - max(runs) == 1 else "s"))
+    missing = [r.name for r in results if r.verdict == "missing"]
+    if missing:
+        lines.append("missing (in the baseline, absent in this run): " + ", ".join(missing[:20]) +
+                     (", and %d more" % (len(missing) - 20) if len(missing) > 20 else ""))
     lines.append("figures: " + ", ".join("%d %s" % (n, v) for v, n in sorted(counts.items())) if counts
                  else "figures: none")
     return lines

@@ -164,6 +164,28 @@ def _kvm_probe(qemu, ovmf_code, ovmf_vars, seconds, dev):
     return True, "KVM works (API %d, OVMF runs)" % ver
 
 
+def kvm_next_step(why):
+    """What to do after the KVM probe failed with why (docs/kvm.md, "When the probe fails")."""
+    if "MSR 0x10a" in why:
+        return ("the host's KVM refuses IA32_ARCH_CAPABILITIES (MSR 0x10a), which QEMU's -cpu host sets: a "
+                "nested hypervisor that does not pass the MSR through. Nothing in the guest fixes it: run on a "
+                "host whose KVM runs OVMF (bare metal or a VM with full nested virtualization), or measure this "
+                "machine with the hosted runner: make host-bench && build/host-bench/pmubench-host (docs/kvm.md)")
+    if "KVM internal error" in why or "emulation failure" in why:
+        return ("this KVM cannot run OVMF (a nested hypervisor's emulation failure): run on a host whose KVM "
+                "does, or use the hosted runner: make host-bench && build/host-bench/pmubench-host (docs/kvm.md)")
+    if "cannot open" in why:
+        return ("give this user access to /dev/kvm (the kvm group) or load the kvm module (modprobe kvm_intel "
+                "or kvm_amd), then run again (docs/kvm.md)")
+    return "see docs/kvm.md for each probe failure; the hosted runner (build/host-bench/pmubench-host) needs no KVM"
+
+
+# Said once before a TCG boot (docs/measurement.md, "Under QEMU TCG").
+TCG_NOTE = ("under TCG the CPU is emulated: timings, core cycles, cache knees and bandwidths describe the emulator, "
+            "so DISAGREES cross-checks, noisy and suspect figures are normal; the run checks that the image boots "
+            "and writes verified records")
+
+
 def choose_accel(accel, qemu=QEMU, ovmf_code=OVMF_CODE, ovmf_vars=OVMF_VARS):
     """-> (accel, reason). "auto" falls back to TCG; "kvm" raises QemuError when unusable."""
     if accel == "tcg":

@@ -76,6 +76,135 @@ def _core_hz(run):
     return None
 
 
+def _text(v):
+    """A value as a reader wants it: nothing for None or an empty list/dict (never a Python repr), lists
+    joined with commas, dicts as key=value, booleans as yes/no."""
+    if v is None or v == [] or v == {} or v == "":
+        return ""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(t for t in (_text(x) for x in v) if t)
+    if isinstance(v, dict):
+        return ", ".join("%s=%s" % (k, _text(x)) for k, x in v.items() if _text(x))
+    return str(v)
+
+
+def pmu_text(pmu):
+    """The run record's pmu object as one sentence: status and reason, then what it has."""
+    st = _text(pmu.get("status")) or "unknown"
+    out = st + (": %s" % pmu["reason"] if pmu.get("reason") else "")
+    have = []
+    if _isnum(pmu.get("version")) and pmu["version"]:
+        have.append("architectural perfmon v%d" % pmu["version"])
+    for key, wkey, what in (("gp_counters", "gp_width", "general-purpose"), ("fixed_counters", "fixed_width", "fixed")):
+        if _isnum(pmu.get(key)) and pmu[key]:
+            have.append("%d %s counter%s%s" % (pmu[key], what, "" if pmu[key] == 1 else "s",
+                                                " (%d-bit)" % pmu[wkey] if _isnum(pmu.get(wkey)) and pmu[wkey] else ""))
+    if pmu.get("pebs"):
+        have.append("PEBS format %s%s" % (_text(pmu.get("pebs_format")) or "?",
+                                          " with load latency" if pmu.get("load_latency") else ""))
+    if _isnum(pmu.get("lbr_format")) and pmu.get("lbr_depth"):
+        have.append("LBR format %d, %s entries" % (pmu["lbr_format"], _text(pmu.get("lbr_depth"))))
+    if _isnum(pmu.get("offcore")) and pmu["offcore"]:
+        have.append("%d offcore response register%s" % (pmu["offcore"], "" if pmu["offcore"] == 1 else "s"))
+    if pmu.get("uncore") and pmu.get("uncore") != "none":
+        have.append("uncore %s" % _text(pmu["uncore"]))
+    if _text(pmu.get("model")):
+        have.append("model table %s" % _text(pmu["model"]))
+    if _text(pmu.get("errata")):
+        have.append("errata worked around: %s" % _text(pmu["errata"]))
+    known = {"status", "reason", "version", "gp_counters", "gp_width", "fixed_counters", "fixed_width", "pebs",
+             "pebs_format", "load_latency", "lbr_format", "lbr_depth", "offcore", "uncore", "model", "errata", "vendor"}
+    have += ["%s %s" % (k.replace("_", " "), _text(v)) for k, v in pmu.items() if k not in known and _text(v)]
+    return out + ("; " + ", ".join(have) if have else "")
+
+
+# A distribution-free 95 % CI of the median is the sample's min-max up to n = 8 (order statistics 1 and n
+# cover 1 - 2^(1-n) >= 99 %); from 9 on it can be narrower. A band is drawn only for a real one.
+REAL_CI_MIN_N = 9
+
+
+def real_ci(r):
+    lo, hi, n = r.get("ci_lo"), r.get("ci_hi"), r.get("n")
+    if not (_isnum(lo) and _isnum(hi)) or (_isnum(n) and n < REAL_CI_MIN_N):
+        return False
+    mn, mx = r.get("min"), r.get("max")
+    return not (_isnum(mn) and _isnum(mx) and lo <= mn and hi >= mx)
+
+
+def one_cell_sentence(what, froms, tos, m, unit):
+    v = m[0][0] if m and m[0] else None
+    return "%s: one cell only (node %s to node %s): %s %s; no heat map for a single value." % (
+        what, froms[0] if froms else "?", tos[0] if tos else "?", num(v) if v is not None else "no value", unit)
+
+
+def emulated(run):
+    """Why this run's timings are an emulator's, or None: QEMU TCG shows in the hypervisor CPUID leaf."""
+    cpu = run.run.get("cpu") or {}
+    hv, brand = str(cpu.get("hypervisor") or ""), str(cpu.get("brand") or "")
+    if "TCG" in hv or "QEMU TCG" in brand:
+        return "the CPU is QEMU's TCG emulator (hypervisor CPUID leaf %s)" % (hv or brand)
+    return None
+
+
+def section_banner(doc, run, boot=None):
+    """The first thing on the page when the run was emulated or KVM could not be used: why, what it
+    means for every figure below, and what to do."""
+    boot = boot or {}
+    why = emulated(run)
+    reason = str(boot.get("accel_reason") or "")
+    if reason.startswith("KVM unusable"):
+        from .qemu import kvm_next_step
+        why_kvm = reason[len("KVM unusable ("):].rsplit("); using TCG", 1)[0]
+        doc.p("**KVM could not be used** (%s), so QEMU emulated the CPU (TCG). What to do: %s." % (
+            why_kvm, kvm_next_step(why_kvm)))
+    if why:
+        doc.p("**This run was emulated**: %s. Emulated instructions have no latency, so every timing, core-cycle "
+              "count, cache knee and bandwidth below describes the emulator, not a CPU: `DISAGREES` cross-checks, "
+              "`noisy` and `suspect` figures and meaningless cycle counts are expected here; the run checks that "
+              "the image boots, measures and writes verified records. For real figures: KVM (docs/kvm.md), the "
+              "hosted runner or hardware (docs/measurement.md, \"Under QEMU TCG\")." % why)
+
+
+def _side(name, value, unit):
+    return "%s = %s %s" % (name, num(value) if _isnum(value) else "no value", unit or "")
+
+
+def section_disagreements(doc, run):
+    """Every crosscheck record (docs/measurement.md, "Cross-checks") that disagreed: both figures, the
+    ratio against its tolerance and the side the record blames (its "suspect" list)."""
+    recs = run.by_type("crosscheck")
+    doc.h(2, "Disagreements")
+    if not recs:
+        doc.p("_No `crosscheck` records in this log: nothing was measured two ways, so nothing can disagree._")
+        return
+    bad = [r for r in recs if r.get("agrees") is False]
+    unjudged = [r for r in recs if r.get("agrees") is None]
+    doc.p("%d cross-check%s: %d agree, %d disagree, %d could not be judged%s." % (
+        len(recs), "" if len(recs) == 1 else "s", sum(1 for r in recs if r.get("agrees") is True), len(bad),
+        len(unjudged), " (%s)" % "; ".join(sorted({str(r.get("reason")) for r in unjudged if r.get("reason")}))
+        if unjudged else ""))
+    if not bad:
+        return
+    rows = []
+    for r in bad:
+        a, b = str(r.get("a", "a")), str(r.get("b", "b"))
+        sus = [str(x) for x in (r.get("suspect") or [])]
+        blamed = []
+        for x in sus:
+            blamed.append("a" if a.startswith(x) or x.startswith(a.split(".")[0]) else
+                          "b" if b.startswith(x) or x.startswith(b.split(".")[0]) else x)
+        blame = ", ".join(sorted(set("%s (%s)" % (x, a if x == "a" else b) if x in ("a", "b") else x
+                                     for x in blamed))) or "neither (no figure marked suspect)"
+        tol = r.get("tolerance")
+        rows.append([_text(r.get("quantity")), _side(a, r.get("a_value"), r.get("unit")),
+                     _side(b, r.get("b_value"), r.get("unit")),
+                     ("%.3f" % r["ratio"]) if _isnum(r.get("ratio")) else "",
+                     ("+-%.1f %%" % (100 * tol)) if _isnum(tol) else "", blame])
+    doc.table(["Quantity", "First figure (a)", "Second figure (b)", "Ratio a/b", "Tolerance", "Blamed"], rows)
+
+
 def section_summary(doc, run):
     r = run.run
     cpu = r.get("cpu") or {}
@@ -84,9 +213,9 @@ def section_summary(doc, run):
     rows = [
         ["Tool version", r.get("version", "")],
         ["CPU", cpu.get("brand", "")],
-        ["Vendor / family / model / stepping", "%s / %s / %s / %s" % (
-            cpu.get("vendor", "?"), fam, ("0x%x" % model) if isinstance(model, int) else model,
-            cpu.get("stepping"))],
+        ["Vendor / family / model / stepping", " / ".join(_text(x) or "?" for x in (
+            cpu.get("vendor"), fam, ("0x%x" % model) if isinstance(model, int) else model,
+            cpu.get("stepping")))],
         ["Microarchitecture", cpu.get("uarch", "")],
         ["TSC", "%s MHz (%s)" % (num(r["tsc_hz"] / 1e6) if _isnum(r.get("tsc_hz")) else "?",
                                 r.get("tsc_method", "?"))],
@@ -95,12 +224,8 @@ def section_summary(doc, run):
         ["CPUs / NUMA nodes", "%s / %s" % (r.get("cpus", "?"), r.get("numa_nodes", "?"))],
     ]
     pmu = r.get("pmu") or {}
-    if pmu:
-        extra = ", ".join("%s=%s" % (k, v) for k, v in pmu.items() if k not in ("status", "reason"))
-        s = str(pmu.get("status", "?"))
-        if pmu.get("reason"):
-            s += " (%s)" % pmu["reason"]
-        rows.append(["PMU", s + ("; " + extra if extra else "")])
+    if isinstance(pmu, dict) and pmu:
+        rows.append(["PMU", pmu_text(pmu)])
     rows.append(["End", "status %s, %d records, crc32 %s" % (run.status, len(run.records), run.crc32)])
     doc.table(["Item", "Value"], rows)
     if run.warnings:
@@ -136,7 +261,8 @@ def section_machine(doc, run):
     cfg = r.get("config")
     if isinstance(cfg, dict) and cfg:
         doc.p("Effective configuration:")
-        doc.code("\n".join("%s=%s" % (k, v) for k, v in cfg.items()))
+        doc.code("\n".join("%s=%s" % (k, ("true" if v else "false") if isinstance(v, bool) else _text(v))
+                            for k, v in cfg.items()))
     if not caches and not (isinstance(cfg, dict) and cfg):
         doc.p("No cache or configuration details in the run record.")
 
@@ -164,6 +290,7 @@ def _table2_rows(run):
         if r.get("status", "ok") != "ok":
             rows.append((str(r.get("source")), unit, None, None, None, rlo, rhi, str(r.get("status"))))
             continue
+        quality = str(r.get("quality") or "ok")
         v, lo, hi = value(r, unit), None, None
         if r.get("unit") == unit:
             lo, hi = r.get("ci_lo"), r.get("ci_hi")
@@ -175,7 +302,7 @@ def _table2_rows(run):
             o = value(r, other)
             v = o * hz / 1e9 if unit == "cycles" else o / hz * 1e9
         rows.append((str(r.get("source")), unit, v if _isnum(v) else None, lo if _isnum(lo) else None,
-                     hi if _isnum(hi) else None, rlo, rhi, "ok" if _isnum(v) else "no value"))
+                     hi if _isnum(hi) else None, rlo, rhi, quality if _isnum(v) else "no value"))
     return rows
 
 
@@ -184,8 +311,9 @@ def section_table2_chart(doc, run, want_plots):
         return
     rows = _table2_rows(run)
     if rows:
-        doc.img("table2.png", "This run's Table 2 rows (median, 95% CI) beside the guide's range; "
-                "cycles and ns rows in separate panels", plots.table2_chart(rows))
+        doc.img("table2.png", "This run's Table 2 rows (median, 95% CI, coloured by quality) beside the guide's "
+                "range; cycles and ns rows in separate panels; an interval past the axis is cut with an arrow "
+                "and its end written beside it", plots.table2_chart(rows))
 
 
 def section_table2(doc, run):
@@ -216,7 +344,9 @@ def section_table2(doc, run):
         this = ("%s %s%s" % (num(val), unit, note)) if _isnum(val) else ""
         oth = ("%s %s" % (num(oval), other)) if _isnum(oval) else ""
         ratio = _vs_guide(ref, val) if ref and _isnum(val) else ""
-        rows.append([src, guide, this, oth, pct(spread(r)), ratio, r.get("method", ""), "ok"])
+        q = str(r.get("quality") or "ok")
+        rows.append([src, guide, this, oth, pct(spread(r)), ratio, r.get("method", ""),
+                     q + (" (%s)" % r["quality_reason"] if q != "ok" and r.get("quality_reason") else "")])
     doc.table(["Source", "Guide", "This run", "Also", "Spread", "vs guide", "Method", "Status"], rows)
 
 
@@ -233,7 +363,7 @@ def section_latency(doc, run, want_plots):
             if _isnum(r.get("bytes")) and _isnum(value(r, "ns")):
                 label = "%s, %s pages" % (r.get("mode", "?"), human_bytes(r.get("page_bytes", 0) or 0))
                 lo, hi = (r.get("ci_lo"), r.get("ci_hi")) if r.get("unit") == "ns" else (None, None)
-                ok = _isnum(lo) and _isnum(hi)
+                ok = _isnum(lo) and _isnum(hi) and real_ci(r)
                 series.setdefault(label, []).append((r["bytes"], value(r, "ns"), lo if ok else None,
                                                      hi if ok else None))
         doc.table(["Working set", "Mode", "Page", "ns", "cycles", "TSC ticks", "Spread", "Samples"],
@@ -243,7 +373,9 @@ def section_latency(doc, run, want_plots):
                    for r in pts])
         if want_plots:
             doc.img("latency.png", "Latency vs working-set size (log-log), one line per mode and page size, "
-                    "band: 95% CI of the median; solid: CPUID cache sizes, dashed: inferred",
+                    "band: 95%% CI of the median where it is one (n >= %d and narrower than the sample's "
+                    "min-max), clipped with an arrow at the axis; solid: CPUID cache sizes, dashed: inferred"
+                    % REAL_CI_MIN_N,
                     plots.latency_vs_size(series, [(c.get("level"), c["bytes"]) for c in caches if _isnum(c.get("bytes"))],
                                           [(c.get("level"), c["bytes"]) for c in inferred if _isnum(c.get("bytes"))]))
     doc.h(3, "Cache levels: CPUID vs inferred from the sweep")
@@ -287,9 +419,9 @@ def section_c2c(doc, run, want_plots):
         doc.p("%s, rows: from CPU, columns: to CPU" % title.capitalize())
         _matrix_table(doc, froms, tos, m, "from\\to")
         panels.append((title, m))
-    if want_plots and any(v is not None for _t, m in panels for row in m for v in row):
-        doc.img("c2c.png", "Core-to-core latency heat maps (rows: from CPU, columns: to CPU), HIT and HITM, "
-                "each with its own colour bar", plots.heatmap("c2c", froms, tos, None, "latency (ns)", panels,
+    if want_plots and len(froms) * len(tos) > 1 and any(v is not None for _t, m in panels for row in m for v in row):
+        doc.img("c2c.png", "Core-to-core latency heat maps (rows: from CPU, columns: to CPU), HIT and HITM on one "
+                "robust colour scale (a cell past it takes the end colour), each cell's value printed", plots.heatmap("c2c", froms, tos, None, "latency (ns)", panels,
                                                              xlabel="to CPU", ylabel="from CPU"))
 
 
@@ -312,7 +444,9 @@ def section_numa(doc, run, want_plots):
         froms, tos, m = _matrix(recs, "from_node", "to_node", lambda r: value(r, "ns"))
         doc.p("Idle DRAM latency in ns, rows: CPU node, columns: memory node")
         _matrix_table(doc, froms, tos, m, "node")
-        if want_plots and any(v is not None for row in m for v in row):
+        if len(froms) * len(tos) == 1:
+            doc.p(one_cell_sentence("NUMA latency", froms, tos, m, "ns"))
+        elif want_plots and any(v is not None for row in m for v in row):
             doc.img("numa.png", "NUMA latency heat map (rows: CPU node, columns: memory node)",
                     plots.heatmap("NUMA latency (ns)", froms, tos, m, "latency (ns)", xlabel="memory node",
                                   ylabel="CPU node"))
@@ -336,7 +470,9 @@ def section_numa(doc, run, want_plots):
         if froms is None or (f == froms and t == tos):
             froms, tos = f, t
             panels.append(("%s (%s), GB/s" % (kern, isa), m))
-    if want_plots and panels and any(v is not None for _t, m in panels for row in m for v in row):
+    if froms is not None and len(froms) * len(tos) == 1:
+        doc.p(one_cell_sentence("NUMA bandwidth", froms, tos, panels[0][1], "GB/s"))
+    elif want_plots and panels and any(v is not None for _t, m in panels for row in m for v in row):
         doc.img("numa_bandwidth.png", "NUMA node-pair bandwidth heat maps, one per kernel (rows: CPU node, "
                 "columns: memory node)", plots.heatmap("NUMA bandwidth", froms, tos, None, "GB/s", panels,
                                                       fmt="%.3g", xlabel="memory node", ylabel="CPU node"))
@@ -379,56 +515,92 @@ def section_loaded(doc, run, want_plots):
                 plots.loaded_latency(pts, idle, idle_label or "idle"))
 
 
+def _is_scaling(r):
+    return str(r.get("series", "")).startswith("scaling")
+
+
 def section_bandwidth(doc, run, want_plots):
     doc.h(2, "Bandwidth scaling")
     recs = run.by_type("bandwidth")
     if not recs:
         doc.missing("no `bandwidth` records")
         return
-    threads = sorted({r.get("threads") for r in recs if _isnum(r.get("threads"))})
+    scal = [r for r in recs if _is_scaling(r)]
+    rest = [r for r in recs if not _is_scaling(r)]
+    threads = sorted({r.get("threads") for r in rest if _isnum(r.get("threads"))})
     groups = {}
-    for r in recs:
+    for r in rest:
         key = (r.get("kernel"), r.get("isa"), r.get("bytes"), r.get("node_from", 0), r.get("node_to", 0))
         groups.setdefault(key, {})[r.get("threads")] = r
-    rows = []
-    for (k, isa, b, nf, nt), by_t in groups.items():
-        rows.append([k, isa, human_bytes(b) if _isnum(b) else b, "%s->%s" % (nf, nt)] +
-                    [("%s (%s)" % (gbs(value(by_t[t], "bytes_per_s")), pct(spread(by_t[t]))) if t in by_t else "")
-                     for t in threads])
-    doc.p("GB/s (10^9 bytes/s) with the run's spread, by thread count")
-    doc.table(["Kernel", "ISA", "Buffer", "Nodes"] + ["%s thr" % t for t in threads], rows)
-    if want_plots:
-        caches = [c for c in (run.run.get("caches") or []) if isinstance(c, dict) and c.get("type") != "instruction"]
-        levels = [(c.get("level"), c["bytes"]) for c in caches if _isnum(c.get("bytes"))]
-        t0 = threads[0] if threads else None
-        panels = {}
-        for (k, isa, b, nf, nt), by_t in groups.items():     # local memory, the fewest threads
-            r = by_t.get(t0)
-            if r is None or nf != nt or not _isnum(b) or not _isnum(value(r, "bytes_per_s")):
-                continue
-            pts = panels.setdefault(str(isa), {}).setdefault(str(k), {})
-            pts.setdefault(b, value(r, "bytes_per_s") / 1e9)
-        if panels:
-            doc.img("bandwidth.png", "Bandwidth vs working-set size, one panel per ISA, one line per kernel "
-                    "(%s thread%s, local memory); grey: CPUID cache sizes" % (t0, "" if t0 == 1 else "s"),
-                    plots.bandwidth_vs_size({i: {k: sorted(v.items()) for k, v in ks.items()}
-                                             for i, ks in panels.items()}, levels,
-                                            " (%s thread%s)" % (t0, "" if t0 == 1 else "s")))
-        if len(threads) > 1:
-            isas = {isa for (_k, isa, _b, _f, _t) in groups}
-            series = {}
-            big = {}
-            for (k, isa, b, nf, nt), by_t in groups.items():  # local memory, the largest working set
-                if nf == nt and _isnum(b) and ((k, isa) not in big or b > big[(k, isa)][0]):
-                    big[(k, isa)] = (b, by_t)
-            for (k, isa), (b, by_t) in big.items():
-                label = str(k) if len(isas) == 1 else "%s/%s" % (k, isa)
-                series[label] = [(t, value(by_t[t], "bytes_per_s") / 1e9) for t in by_t
-                                 if _isnum(t) and _isnum(value(by_t[t], "bytes_per_s"))]
-            if series:
-                doc.img("bandwidth_threads.png", "Bandwidth scaling vs threads per kernel (largest working set, "
-                        "local memory)", plots.lines("Bandwidth scaling vs threads", "threads", "GB/s (10^9 bytes/s)",
-                                                     series))
+    if groups:
+        rows = []
+        for (k, isa, b, nf, nt), by_t in groups.items():
+            rows.append([k, isa, human_bytes(b) if _isnum(b) else b, "%s->%s" % (nf, nt)] +
+                        [("%s (%s)" % (gbs(value(by_t[t], "bytes_per_s")), pct(spread(by_t[t]))) if t in by_t
+                          else "") for t in threads])
+        doc.p("GB/s (10^9 bytes/s) with the run's spread, by working set%s" % (
+            " and thread count" if len(threads) > 1 else " (%s thread%s)" % (
+                threads[0] if threads else "?", "" if threads == [1] else "s")))
+        doc.table(["Kernel", "ISA", "Buffer", "Nodes"] + ["%s thr" % t for t in threads], rows)
+    # thread scaling: one row per (series, kernel, ISA); each thread count has its own buffer size
+    sgroups = {}
+    for r in scal:
+        if _isnum(r.get("threads")):
+            sgroups.setdefault((str(r.get("series")), str(r.get("kernel")), str(r.get("isa"))), {})[r["threads"]] = r
+    sthreads = sorted({t for by_t in sgroups.values() for t in by_t})
+    if sgroups:
+        doc.p("Thread scaling (`scaling_*` series: each thread streams its own buffer), GB/s (10^9 bytes/s) "
+              "with the run's spread, by thread count")
+        doc.table(["Series", "Kernel", "ISA", "Buffer per thread"] + ["%s thr" % t for t in sthreads],
+                  [[sr, k, isa, " / ".join(human_bytes(by_t[t]["bytes"]) for t in sorted(by_t)
+                                           if _isnum(by_t[t].get("bytes")))] +
+                   [("%s (%s)" % (gbs(value(by_t[t], "bytes_per_s")), pct(spread(by_t[t]))) if t in by_t else "")
+                    for t in sthreads] for (sr, k, isa), by_t in sgroups.items()])
+    if not want_plots:
+        return
+    caches = [c for c in (run.run.get("caches") or []) if isinstance(c, dict) and c.get("type") != "instruction"]
+    levels = [(c.get("level"), c["bytes"]) for c in caches if _isnum(c.get("bytes"))]
+    t0 = threads[0] if threads else None
+    panels = {}
+    for (k, isa, b, nf, nt), by_t in groups.items():     # local memory, the fewest threads
+        r = by_t.get(t0)
+        if r is None or nf != nt or not _isnum(b) or not _isnum(value(r, "bytes_per_s")):
+            continue
+        pts = panels.setdefault(str(isa), {}).setdefault(str(k), {})
+        pts.setdefault(b, value(r, "bytes_per_s") / 1e9)
+    if panels:
+        doc.img("bandwidth.png", "Bandwidth vs working-set size, one panel per ISA (each its own y axis), one "
+                "line per kernel (%s thread%s, local memory); grey: CPUID cache sizes" % (t0, "" if t0 == 1 else "s"),
+                plots.bandwidth_vs_size({i: {k: sorted(v.items()) for k, v in ks.items()}
+                                         for i, ks in panels.items()}, levels,
+                                        " (%s thread%s)" % (t0, "" if t0 == 1 else "s")))
+    series = {}
+    if sgroups:
+        many = len({sr for sr, _k, _i in sgroups}) > 1
+        isas = {isa for _sr, _k, isa in sgroups}
+        for (sr, k, isa), by_t in sgroups.items():
+            label = k if len(isas) == 1 else "%s/%s" % (k, isa)
+            label = "%s, %s" % (label, sr) if many else label
+            series[label] = [(t, value(r, "bytes_per_s") / 1e9) for t, r in by_t.items()
+                             if _isnum(value(r, "bytes_per_s"))]
+        what = "the scaling records: each thread its own buffer"
+        title = "Bandwidth scaling vs threads" + (" (%s)" % next(iter(isas)) if len(isas) == 1 else "")
+    elif len(threads) > 1:
+        isas = {isa for (_k, isa, _b, _f, _t) in groups}
+        big = {}
+        for (k, isa, b, nf, nt), by_t in groups.items():  # local memory, the largest working set
+            if nf == nt and _isnum(b) and ((k, isa) not in big or b > big[(k, isa)][0]):
+                big[(k, isa)] = (b, by_t)
+        for (k, isa), (b, by_t) in big.items():
+            label = str(k) if len(isas) == 1 else "%s/%s" % (k, isa)
+            series[label] = [(t, value(by_t[t], "bytes_per_s") / 1e9) for t in by_t
+                             if _isnum(t) and _isnum(value(by_t[t], "bytes_per_s"))]
+        what = "largest working set, local memory"
+        title = "Bandwidth scaling vs threads"
+    series = {k: v for k, v in series.items() if v}
+    if series and len({p[0] for v in series.values() for p in v}) > 1:
+        doc.img("bandwidth_threads.png", "Bandwidth vs threads per kernel (%s); y from 0, so the ratio between "
+                "thread counts reads off the axis" % what, plots.scaling(series, title))
 
 
 def _branch_x(r, key):
@@ -542,7 +714,7 @@ def section_pebs(doc, run):
     rows = []
     for r in recs:
         h = r.get("histogram")
-        hs = json.dumps(h, separators=(",", ":")) if h is not None else ""
+        hs = json.dumps(h, separators=(",", ":")) if h else ""
         rows.append([r.get("row"), r.get("source"), r.get("samples"), num(r.get("mean_cycles")),
                      hs if len(hs) <= 80 else hs[:77] + "..."])
     doc.table(["Row", "Source", "Samples", "Mean cycles", "Histogram"], rows)
@@ -586,7 +758,7 @@ def section_other(doc, run):
     doc.h(2, "Other records")
     doc.p("Record types this tool has no section for and that carry no figure; kept as they were.")
     doc.table(["Type", "Count", "First record"],
-              [[t, n, json.dumps(run.first(t), separators=(",", ":"))[:100]] for t, n in other])
+              [[t, n, _text({k: v for k, v in run.first(t).items() if k != "type"})[:100]] for t, n in other])
 
 
 # The sections after the summary, in order, each with the record types it shows. Record-type-specific code
@@ -609,12 +781,13 @@ SECTIONS = [
     (section_figures, ()),
     (section_other, ()),
 ]
-SHOWN = {t for _fn, types in SECTIONS for t in types} | {"summary"}
+SHOWN = {t for _fn, types in SECTIONS for t in types} | {"summary", "crosscheck"}   # crosscheck: section_disagreements
 _PLOTS = (section_latency, section_c2c, section_numa, section_loaded, section_bandwidth, section_branch)
 
 
-def build(run, want_plots=True):
-    """Doc for a run. want_plots is ignored (plots skipped, with a note) without matplotlib."""
+def build(run, want_plots=True, boot=None):
+    """Doc for a run. want_plots is ignored (plots skipped, with a note) without matplotlib. boot: the
+    results directory's boot.json (how QEMU ran), for the banner."""
     doc = Doc()
     if want_plots and not plots.available():
         want_plots = False
@@ -624,10 +797,12 @@ def build(run, want_plots=True):
     # Summary first (machine, quality counts, the Table 2 chart); every "##" section after it is a
     # detail, collapsible in HTML.
     section_summary(doc, run)
+    section_banner(doc, run, boot)
     section_quality(doc, run)
     if nomatplotlib:
         doc.p("_Plots skipped: matplotlib is not installed (apt-get install python3-matplotlib)._")
     section_table2_chart(doc, run, want_plots)
+    section_disagreements(doc, run)
     for fn, _types in SECTIONS:
         if fn in _PLOTS:
             fn(doc, run, want_plots)
@@ -639,7 +814,7 @@ def build(run, want_plots=True):
 # ---- back ends -------------------------------------------------------------------------------
 
 def _md_cell(v):
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return _text(v).replace("|", "\\|").replace("\n", " ")
 
 
 def to_markdown(doc, png_dir=None):
@@ -686,6 +861,10 @@ details{border-top:1px solid #ccc;padding:.3em 0}summary{cursor:pointer;font-siz
 @media (max-width:600px){body{padding:0 .4em}td,th{padding:1px 4px;font-size:12px}}"""
 
 
+# Sections a reader needs first start unfolded: what disagreed and the Table 2 rows.
+OPEN_SECTIONS = {"Disagreements", "Data sources vs the guide's Table 2"}
+
+
 def to_html(doc, title="pmubench report"):
     """One self-contained HTML page: no external files, PNGs embedded as data: URIs."""
     out = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -696,7 +875,8 @@ def to_html(doc, title="pmubench report"):
         if b[0] == "h" and b[1] == 2:     # the summary is everything before the first "##": the rest folds
             if open_details:
                 out.append("</details>")
-            out.append("<details><summary>%s</summary>" % _inline(b[2]))
+            out.append("<details%s><summary>%s</summary>" % (" open" if b[2] in OPEN_SECTIONS else "",
+                                                              _inline(b[2])))
             open_details = True
         elif b[0] == "h":
             out.append("<h%d>%s</h%d>" % (b[1], _inline(b[2]), b[1]))
@@ -707,7 +887,7 @@ def to_html(doc, title="pmubench report"):
         elif b[0] == "table":
             rows = ["<tr>" + "".join("<th>%s</th>" % html.escape(str(h)) for h in b[1]) + "</tr>"]
             for r in b[2]:
-                rows.append("<tr>" + "".join("<td>%s</td>" % html.escape(str(c)) for c in r) + "</tr>")
+                rows.append("<tr>" + "".join("<td>%s</td>" % html.escape(_text(c)) for c in r) + "</tr>")
             out.append("<div class=\"tw\"><table>%s</table></div>" % "".join(rows))
         elif b[0] == "img":
             data = base64.b64encode(b[3]).decode("ascii")

@@ -120,6 +120,26 @@ def assemble(text, syntax="intel", what="snippet"):
     stmts = split_statements(text or "")
     if not stmts:
         raise SnippetError("%s: no instructions (the code is empty)" % what)
+    if syntax == "intel":
+        # GNU as in Intel mode takes some AT&T lines without a word (movq $1, %rax assembles, operands reversed):
+        # the default syntax has no register prefixes, so an AT&T prefix is refused before as sees it.
+        for num, st in stmts:
+            m = _ATT_RE.search(st)
+            if m:
+                raise SnippetError('%s line %d ("%s"): \'%s\' is AT&T syntax; the default is Intel syntax without '
+                                   'register prefixes: pass --att' % (what, num, _show(st), m.group(0)))
+    return _assemble(text, syntax, what, stmts)
+
+
+_ATT_RE = re.compile(r"%[a-z][a-z0-9]*\b|\$-?(?:0x[0-9a-f]+|\d+)", re.I)
+
+
+def looks_att(text):
+    """Whether code holds AT&T's register prefix (%rax) or immediate prefix ($1)."""
+    return bool(_ATT_RE.search(text or ""))
+
+
+def _assemble(text, syntax, what, stmts):
     lines = [".intel_syntax noprefix" if syntax == "intel" else ".att_syntax prefix", ".text"]
     line_of = {}
     for num, s in stmts:
@@ -592,11 +612,18 @@ def describe_error(rec):
     return ("error: %s:%s %s" % (what, name, msg)).rstrip()
 
 
+COLUMNS = [
+    "columns: cycles/copy = core cycles per copy of the snippet (the harness repeats the code; median over the "
+    "samples), cycles_method = how cycles were obtained, CI = 95 % CI of the median, n = samples;",
+    "  inst/copy = instructions per copy: 'N (asm)' counted from the assembled code, 'M (pmu:EVENT)' counted by "
+    "the PMU where it can; cyc/inst = cycles per copy / instructions per copy (docs/snippets.md)"]
+
+
 def table(run, snippets=None):
     """The printout of a verified parse.Run: one row per snippet record, counters below, problems, end status."""
     by_name = {s.name: s for s in (snippets or [])}
     recs = run.by_type("snippet")
-    head = ("snippet", "cycles/iter", "cycles_method", "CI", "n", "quality", "inst/iter", "cyc/inst")
+    head = ("snippet", "cycles/copy", "cycles_method", "CI", "n", "quality", "inst/copy", "cyc/inst")
     rows = []
     extra = []
     for r in recs:
@@ -636,6 +663,8 @@ def table(run, snippets=None):
     else:
         out.append("no snippet results")
     out += extra
+    if rows:
+        out += COLUMNS
     for r in run.records:
         if r.get("type") == "crash":
             out.append(describe_crash(r, snippets))

@@ -162,3 +162,70 @@ def test_hosted_cpu_dma_latency_not_held_without_permission(exe):
     assert run.run["cpu_dma_latency"] == "not held: " + os.strerror(errno.EACCES)
     assert "/dev/cpu_dma_latency not held: " in p.stdout
     assert run.status == "ok"  # the run goes on without it
+
+
+# ---- issue 23: a first run from --help -------------------------------------------------------------------------
+
+def test_help_lists_only_honoured_keys_with_a_first_run_example(exe):
+    p = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and p.stderr == ""
+    keys = [l.split()[0] for l in p.stdout.split("Keys this runner honours:\n")[1].splitlines()
+            if l.startswith("  ")]
+    assert keys == ["profile", "bench", "max_bytes", "max_cpus", "seed", "serialize", "time_budget_ms", "crash_test",
+                    "sweep_top"]
+    for image_only in ("serial", "baud", "on_finish", "trace_msr", "pmu_assume", "events", "acpi_dump", "turbo"):
+        assert "\n  %s " % image_only not in p.stdout
+    assert "build/host-bench/pmubench-host profile=quick > host.log" in p.stdout
+    assert "scripts/pmubench report host.log --html host.html" in p.stdout
+
+
+def test_config_error_on_stderr_and_the_error_record_on_stdout(exe):
+    p = subprocess.run([exe, "bench=nope"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert p.stderr.startswith("pmubench-host: config error: command line: bad value for 'bench': "
+                               "unknown benchmark 'nope'")
+    assert p.stderr.count("\n") == 1
+    assert '"type":"error"' in p.stdout and "config error" not in p.stdout
+
+
+def test_one_cpu_warns_that_other_core_rows_are_unavailable(exe):
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    p = subprocess.run([exe, "bench=none"], capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    assert p.returncode == 0
+    assert "warning: only 1 CPU to run on" in p.stderr and "taskset -c 0,1" in p.stderr
+    if len(os.sched_getaffinity(0)) > 1:
+        p = subprocess.run([exe, "bench=none"], capture_output=True, text=True, timeout=60)
+        assert "warning" not in p.stderr
+
+
+def size_text(b):
+    """bench/lat_common.c's lat_bytes_text."""
+    units, v, u = ["B", "KiB", "MiB", "GiB", "TiB"], float(b), 0
+    while v >= 1024 and u + 1 < len(units):
+        v, u = v / 1024, u + 1
+    return "%d %s" % (v, units[u]) if v == int(v) else "%.3g %s" % (v, units[u])
+
+
+def test_last_plateau_line_is_the_last_plateau(exe):
+    """The console's 'last plateau' line names the reference series' last latency_plateau record (its start and
+    median), and where the sweep's largest point lies more than KNEE_MIN_STEP (1.25x) above it says the curve
+    rises past it and to what."""
+    p = subprocess.run([exe, "bench=latency", "profile=quick", "max_bytes=32M"], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    run = parse.parse_log(p.stdout)
+    plats = [r for r in run.by_type("latency_plateau") if r.get("reference_series")]
+    last = plats[-1]
+    assert last["last"] is True and not any(r["last"] for r in plats[:-1])
+    line = next(l for l in p.stdout.splitlines() if l.lstrip().startswith("last plateau (from "))
+    assert "%.2f ns" % last["median"] in line
+    assert line.lstrip().startswith("last plateau (from %s" % size_text(last["bytes_from"])), line
+    ser = last["series"]
+    pts = sorted((r["bytes"], r["median"]) for r in run.by_type("latency_sweep")
+                 if r.get("mode") == ser["mode"] and r.get("page_bytes") == ser["page_bytes"])
+    top_bytes, top_ns = pts[-1]
+    if top_ns > 1.25 * last["median"]:
+        assert "rises without another plateau to %.2f ns" % top_ns in line
+    else:
+        assert "to the largest set" in line

@@ -487,3 +487,77 @@ def test_migration_2_to_3_adds_verdicts_and_the_figures_version_2_did_not_know(t
         assert got[n]["value"] == (f.value + 1000 if n in v2 else f.value), n   # stored values stay
     assert got["zz_other/x/cycles"]["quality"] == "noisy" and got["data_source/L1/cycles"]["quality"] is None
     assert got["snippet/add/cycles"]["unit"] == "cycles"
+
+
+# ---- issue 23: what a reader sees from nightly, history and fleet ------------------------------------------------
+
+from pmb import present  # noqa: E402
+
+
+def test_values_in_their_unit_with_si_prefixes_and_signed_changes():
+    assert present.si(2.65e11, "bytes/s") == "265 GB/s" and present.si(1e10, "bytes/s") == "10 GB/s"
+    assert present.si(127.34, "ns") == "127.3 ns" and present.si(503.9, "cycles") == "503.9 cycles"
+    assert present.change(2.65e11, 2.0e11, "higher") == "+32.5 % (better)"
+    assert present.change(150.0, 127.0, "lower") == "+18.1 % (worse)"
+    assert present.change(90.0, 100.0, "lower") == "-10.0 % (better)"
+
+
+def test_nightly_twice_gives_no_verdict_from_one_baseline_run(tmp_path, capsys):
+    dbp = str(tmp_path / "h.sqlite")
+    assert cli.main(["nightly", write_log(tmp_path / "a.log", seed=1), "--db", dbp, "--accel", "tcg"]) == 0
+    capsys.readouterr()
+    # far off in every figure: with one baseline run that is still no regression, and it says why
+    assert cli.main(["nightly", write_log(tmp_path / "b.log", seed=2, scale=1.5), "--db", dbp, "--accel", "tcg"]) == 0
+    out = capsys.readouterr().out
+    assert "REGRESSED" not in out and "improved " not in out
+    assert "against 1 baseline run: a regression verdict needs at least 3 (run nightly on 2 more good runs" in out
+    c = db.connect(dbp)
+    res = nightly.compare(c, 2)
+    c.close()
+    assert {r.verdict for r in res} == {"unjudged"}
+    bw = next(r for r in res if r.name.startswith("bandwidth/") and r.unit == "bytes/s")
+    assert " GB/s vs baseline " in bw.detail and "% (worse)" in bw.detail and "allowed +-" in bw.detail
+    assert "e+" not in bw.detail
+
+
+def test_third_baseline_run_gives_verdicts(tmp_path, capsys):
+    dbp = str(tmp_path / "h.sqlite")
+    for s in (1, 2, 3):
+        assert cli.main(["nightly", write_log(tmp_path / ("%d.log" % s), seed=s), "--db", dbp, "--accel", "tcg"]) == 0
+    capsys.readouterr()
+    assert cli.main(["nightly", write_log(tmp_path / "w.log", seed=9, scale=1.5), "--db", dbp, "--accel", "tcg"]) == 1
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.startswith("REGRESSED data_source/L3_unshared/cycles"))
+    assert "cycles vs baseline" in line and "(median of 3 runs), +50." in line and "% (worse)" in line
+
+
+def test_missing_figures_are_named(history, capsys):
+    tmp, dbp = history
+    recs = [r for r in logs.full_run(seed=3) if not (r["type"] == "data_source" and r.get("source") == "L2")]
+    p = tmp / "noL2.log"
+    p.write_text(logs.serial(logs.run_lines(recs)))
+    cli.main(["nightly", str(p), "--db", dbp, "--accel", "tcg"])
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.startswith("missing (in the baseline, absent in this run): "))
+    assert "data_source/L2/cycles" in line and "data_source/L2/ns" in line
+
+
+def test_history_names_machines_keeps_to_one_and_suggests_figures(history, capsys):
+    tmp, dbp = history
+    other = tmp / "other.log"
+    other.write_text(logs.full_log(seed=5, cpus=8))
+    assert cli.main(["nightly", str(other), "--db", dbp, "--accel", "tcg"]) == 0
+    capsys.readouterr()
+    assert cli.main(["history", "--db", dbp, "--figure", "L3_unshared"]) == 0
+    cap = capsys.readouterr()
+    rows = [l for l in cap.out.splitlines() if l.startswith("| ") and l[2].isdigit()]
+    assert len(rows) == 1 and "| Intel(R) Xeon(R) CPU X5570 @ 2.93GHz, 8 CPUs, tcg |" in rows[0]
+    assert "runs of Intel(R) Xeon(R) CPU X5570 @ 2.93GHz, 8 CPUs, tcg only (2 machines" in cap.err
+    assert cli.main(["history", "--db", dbp, "--figure", "L3_unshared", "--machine", "1"]) == 0
+    rows = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| ") and l[2].isdigit()]
+    assert len(rows) == 5 and all(", 4 CPUs, tcg |" in r for r in rows)
+    assert cli.main(["history", "--db", dbp, "--figure", "l3_unshared"]) == 1
+    e = capsys.readouterr().err
+    assert "no figure matches 'l3_unshared'; did you mean: data_source/L3_unshared/cycles" in e
+    assert cli.main(["history", "--db", dbp, "--figure", "HITM"]) == 1
+    assert "did you mean: c2c/" in capsys.readouterr().err

@@ -236,7 +236,8 @@ def test_cli_run_end_to_end_from_usb_image(echo_usb, tmp_path, capsys):
     rc = cli.main(["run", "--tcg", "--disk", disk, "--out", str(out), "--timeout", "120"])
     text = capsys.readouterr().out
     assert rc == 0, text
-    assert "accelerator tcg" in text and "> latency_sweep" in text and "verified 66 records" in text
+    assert "accelerator tcg" in text and "end record after 66 records" in text and "verified 66 records" in text
+    assert text.count("pmubench: note: under TCG the CPU is emulated") == 1
     runs = [d for d in os.listdir(out) if d != "latest"]
     assert len(runs) == 1
     d = out / runs[0]

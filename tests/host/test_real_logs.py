@@ -89,6 +89,10 @@ def test_nightly_real_runs(tmp_path):
         assert p.returncode == 0, p.stdout + p.stderr
     n = sqlite3.connect(db).execute("select count(*) from runs").fetchone()[0]
     assert n == 1
+    for f in (1.001, 0.999):    # two more baseline runs (a verdict needs 3), each its own CRC
+        other = tmp_path / ("base%s.log" % f)
+        _worse_copy(ALL, other, f)
+        assert tool("nightly", str(other), "--db", str(db), "--accel", "tcg").returncode == 0
     worse = tmp_path / "worse.log"
     _worse_copy(ALL, worse)
     p = tool("nightly", str(worse), "--db", str(db), "--junit", str(junit), "--accel", "tcg")

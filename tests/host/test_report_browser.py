@@ -102,7 +102,7 @@ def test_report_in_chromium(browser_bin, report_page, width):
         assert c["bodyScrollWidth"] <= c["innerWidth"], (state, c)
         assert c["overflowing"] == [], (state, c)
         assert c["imgs_too_wide"] == [], (state, c)
-    assert closed["details"] >= 10 and closed["details_open"] == 0
+    assert closed["details"] >= 10 and closed["details_open"] == len(report.OPEN_SECTIONS)   # Disagreements, Table 2
     assert opened["details_open"] == opened["details"]
     assert closed["imgs_shown"] == 1                      # the summary's Table 2 chart; the rest fold away
     assert opened["imgs_shown"] == n_images
@@ -136,3 +136,42 @@ def test_skip_reason_names_the_install_command(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     path, why = chromium.find_or_install()
     assert path is None and "apt-get install -y chromium" in why
+
+
+# ---- issue 23: an emulated run's page: the banner first, the disagreements open ---------------------------------
+
+TCG_CHECK = r"""
+(() => {
+  const ps = Array.from(document.querySelectorAll('p'));
+  const banner = ps.find(p => p.textContent.startsWith('This run was emulated'));
+  const kvm = ps.find(p => p.textContent.startsWith('KVM could not be used'));
+  const dis = Array.from(document.querySelectorAll('details')).find(
+      d => d.querySelector('summary').textContent === 'Disagreements');
+  const rows = dis ? dis.querySelectorAll('tr').length : 0;
+  const r = banner ? banner.getBoundingClientRect() : null;
+  return {banner_top: r ? r.top : null, banner_bold: banner ? !!banner.querySelector('b') : false,
+          kvm: !!kvm, dis_open: dis ? dis.open : null, dis_rows: rows,
+          body_text_has_none: /\bNone\b/.test(document.body.innerText),
+          scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth,
+          innerHeight: window.innerHeight};
+})()
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_emulated_run_page_opens_with_banner_and_disagreements(browser_bin, tmp_path, width):
+    import test_report as tr
+    doc = report.build(tr.tcg_run(), want_plots=True, boot=tr.KVM_FALLBACK)
+    p = tmp_path / "tcg.html"
+    p.write_text(report.to_html(doc), encoding="utf-8")
+    with chromium.Browser(browser_bin) as b:
+        page = b.page(p.as_uri(), width)
+        c = page.eval(TCG_CHECK)
+        shot = page.screenshot(full_page=False)
+    assert c["kvm"] and c["banner_bold"] and c["dis_open"] is True
+    assert c["dis_rows"] == 1 + 7                                  # header + the 7 disagreeing cross-checks
+    assert c["body_text_has_none"] is False
+    assert c["scrollWidth"] <= c["innerWidth"], c
+    assert c["banner_top"] is not None and c["banner_top"] < c["innerHeight"] * 3, c    # near the top of the page
+    _png_checked(shot, width)
+    _keep("report-tcg-%d.png" % width, shot)

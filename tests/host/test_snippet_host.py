@@ -300,7 +300,7 @@ def test_table_from_scripted_run(tmp_path, monkeypatch, capsys):
     assert rc == 0, err
     assert [x.name for x in sn.parse_config(cfg.read_text())[1]] == ["s0", "s1"]
     lines = out.splitlines()
-    assert lines[0].split() == ["snippet", "cycles/iter", "cycles_method", "CI", "n", "quality", "inst/iter",
+    assert lines[0].split() == ["snippet", "cycles/copy", "cycles_method", "CI", "n", "quality", "inst/copy",
                                 "cyc/inst"]
     assert lines[1].split()[:6] == ["s0", "3.010", "tsc*core_tsc_ratio:calibrated", "[2.995,", "3.025]", "21"]
     assert lines[1].split()[6:] == ["ok", "1", "(asm)", "3.010"]
@@ -500,3 +500,30 @@ def test_hosted_failing_snippet_keeps_the_good_results():
                for ln in out), r.stdout
     assert out[-1].startswith("run end: crashed (") and "verified" in out[-1]
     assert "Traceback" not in r.stderr
+
+
+# ---- issue 23: the printout explains itself; AT&T without --att is told so -------------------------------------
+
+def test_att_code_without_att_suggests_att():
+    for code in ("movq $1, %rax", "add %rbx, %rax", "imul $3, %rcx, %rcx"):
+        with pytest.raises(sn.SnippetError) as e:
+            sn.assemble(code)
+        msg = str(e.value)
+        assert msg.startswith('snippet line 1 ("%s"): ' % code) and msg.endswith(
+            "is AT&T syntax; the default is Intel syntax without register prefixes: pass --att"), msg
+        assert "\n" not in msg
+        assert sn.assemble(code, "att").code                           # and with --att it assembles
+    with pytest.raises(sn.SnippetError) as e:
+        sn.assemble("imul rax, rbx, rcx, rdx")                        # an Intel mistake gets no AT&T hint
+    assert "--att" not in str(e.value)
+
+
+def test_table_says_cycles_per_copy_and_explains_its_columns():
+    recs = logs.minimal_run() + [dict({"type": "snippet", "name": "s0", "cycles": 3.01,
+                                       "cycles_method": "tsc*core_tsc_ratio:calibrated", "quality": "ok"},
+                                      **logs.stats("cycles", 3.01, 0.002, 21))]
+    run = parsemod.parse_log("\n".join(logs.run_lines(recs)))
+    out = sn.table(run, [sn.Snippet("s0", b"\x48\x83\xc0\x01", asm=sn.assemble("add rax, 1"))])
+    assert out.splitlines()[0].split()[:2] == ["snippet", "cycles/copy"]
+    assert "cycles/copy = core cycles per copy of the snippet" in out
+    assert "'N (asm)' counted from the assembled code" in out

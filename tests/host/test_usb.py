@@ -118,6 +118,8 @@ def test_cli_usb(tmp_path, capsys):
 
 # ---- mkusb.sh ----------------------------------------------------------------------------------
 
+MKUSB_OUT = {}
+
 @pytest.fixture(scope="module")
 def usb_image(tmp_path_factory):
     if not HAVE_TOOLS:
@@ -128,7 +130,17 @@ def usb_image(tmp_path_factory):
     out = d / "out" / "usb.img"
     r = subprocess.run([MKUSB, str(efi), CFG, str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    MKUSB_OUT["stdout"] = r.stdout
     return efi, out
+
+
+@needs_tools
+def test_mkusb_says_how_to_write_the_stick(usb_image):
+    _efi, img = usb_image
+    lines = MKUSB_OUT["stdout"].splitlines()
+    assert lines[0].startswith("mkusb: wrote %s (64 MiB" % img)
+    assert "mkusb:   scripts/pmubench usb /dev/sdX      (refuses mounted or non-removable devices)" in lines
+    assert "mkusb:   or: sudo dd if=%s of=/dev/sdX bs=4M conv=fsync" % img in lines
 
 
 def _env():
