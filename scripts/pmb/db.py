@@ -367,6 +367,20 @@ class _StoredRun:
         self.records = records
 
 
+def _stored_records(conn, where):
+    """The stored record lines matching `where` (SQL over records.type), decoded, as {run_id: [record, ...]} in
+    the order they were emitted; a line that does not decode to an object is skipped."""
+    by_run = {}
+    for run_id, line in conn.execute("SELECT run_id, line FROM records WHERE %s ORDER BY run_id, seq" % where):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            by_run.setdefault(run_id, []).append(rec)
+    return by_run
+
+
 def _migrate_1_to_2(conn):
     """Version 1 named branch figures branch/<test>/<period>/cycles_per_branch: the indirect and
     return-stack tests have period null, so all their points got one name (the last point's value
@@ -377,15 +391,7 @@ def _migrate_1_to_2(conn):
     conn.execute("ALTER TABLE runs ADD COLUMN incomplete_boots INTEGER")
     conn.execute("DELETE FROM figures WHERE name LIKE 'branch/%'")
     conn.execute("DELETE FROM comparisons WHERE name LIKE 'branch/%'")
-    by_run = {}
-    for run_id, line in conn.execute("SELECT run_id, line FROM records WHERE type = 'branch' ORDER BY run_id, seq"):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            by_run.setdefault(run_id, []).append(rec)
-    for run_id, recs in by_run.items():
+    for run_id, recs in _stored_records(conn, "type = 'branch'").items():
         figs = figmod.extract(_StoredRun(recs)).values()
         conn.executemany("INSERT INTO figures (run_id, name, value, unit, cv, better) VALUES (?,?,?,?,?,?)",
                          [(run_id, f.name, f.value, f.unit, f.spread, f.better) for f in figs])
@@ -407,16 +413,7 @@ def _migrate_2_to_3(conn):
     figures that were missing are added."""
     conn.execute("ALTER TABLE figures ADD COLUMN quality TEXT")
     conn.execute("ALTER TABLE figures ADD COLUMN quality_reason TEXT")
-    by_run = {}
-    for run_id, line in conn.execute("SELECT run_id, line FROM records WHERE type NOT IN ('run', 'end')"
-                                     " ORDER BY run_id, seq"):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            by_run.setdefault(run_id, []).append(rec)
-    for run_id, recs in by_run.items():
+    for run_id, recs in _stored_records(conn, "type NOT IN ('run', 'end')").items():
         figs = figmod.extract(_StoredRun(recs))
         have = {r[0] for r in conn.execute("SELECT name FROM figures WHERE run_id = ?", (run_id,))}
         conn.executemany("UPDATE figures SET quality = ?, quality_reason = ? WHERE run_id = ? AND name = ?",
