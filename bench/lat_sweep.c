@@ -5,6 +5,7 @@
 #include "kernel/fmt.h"
 #include "measure/stats_json.h"
 #include "measure/knee.h"
+#include "measure/engine.h"
 #include "bench/lat_common.h"
 #include "measure/rand.h"
 #include "measure/timing.h"
@@ -22,6 +23,7 @@ struct series {
     size_t n;
     uint64_t bytes[LAT_MAX_POINTS];
     double ns[LAT_MAX_POINTS], cycles[LAT_MAX_POINTS], cv[LAT_MAX_POINTS];
+    enum quality q[LAT_MAX_POINTS]; /* each point's verdict: a plateau's is the worst of its points' */
     double seconds;
 };
 
@@ -69,26 +71,51 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
     s->ok = true;
     s->page_bytes = buf.page_bytes;
     s->page_how = buf.page_how;
-    uint64_t last = 0;
-    for (size_t i = 0; i < n_grid; i++) {
-        struct chain_params p = {
-            .bytes = (size_t)grid[i],
-            .line = 64,
-            .page = KiB(4),
-            .mode = s->mode,
-            .seed = point_seed(cfg->seed, idx, i),
-        };
-        if (s->mode == CHAIN_PAGE) {
-            p.bytes = (size_t)ALIGN_DOWN(grid[i], KiB(4));
-            if (p.bytes == 0 || p.bytes == last)
+    /* Replicates interleaved in time: R passes over the whole grid, each point a fresh permutation in every
+     * pass, so that a point's replicates are a whole pass apart, not back to back. */
+    size_t reps = meas_replicates(cfg->quick);
+    static struct meas_result rep[LAT_MAX_POINTS][MEAS_REPLICATES_FULL];
+    static size_t got[LAT_MAX_POINTS], lines[LAT_MAX_POINTS];
+    static double ratio[LAT_MAX_POINTS];
+    static const char *method[LAT_MAX_POINTS];
+    reps = MIN(reps, (size_t)MEAS_REPLICATES_FULL);
+    for (size_t i = 0; i < n_grid && i < LAT_MAX_POINTS; i++)
+        got[i] = lines[i] = 0;
+    for (size_t k = 0; k < reps; k++) {
+        uint64_t last = 0;
+        for (size_t i = 0; i < n_grid && i < LAT_MAX_POINTS; i++) {
+            struct chain_params p = {
+                .bytes = (size_t)grid[i],
+                .line = 64,
+                .page = KiB(4),
+                .mode = s->mode,
+                .seed = lat_rep_seed(point_seed(cfg->seed, idx, i), k),
+            };
+            if (s->mode == CHAIN_PAGE) {
+                p.bytes = (size_t)ALIGN_DOWN(grid[i], KiB(4));
+                if (p.bytes == 0 || p.bytes == last)
+                    continue;
+            }
+            size_t n = 0;
+            void *start = lat_chain(buf.ptr, &p, scratch, &n);
+            struct lat_reps one = {.n = 1, .of = reps}; /* this pass's replicate, its share of the budget */
+            struct lat_result r;
+            if (!start || lat_chase(start, n, true, &one, &r) != CHASE_OK)
                 continue;
+            rep[i][got[i]] = lat_result_rep(&r);
+            ratio[i] = r.ratio;
+            method[i] = r.cycles_method;
+            last = p.bytes;
+            lines[i] = n;
+            got[i]++;
         }
-        size_t n = 0;
-        void *start = lat_chain(buf.ptr, &p, scratch, &n);
-        struct lat_result r;
-        if (!start || lat_chase(start, n, true, &r) != CHASE_OK)
+    }
+    for (size_t i = 0; i < n_grid && i < LAT_MAX_POINTS; i++) {
+        if (!got[i])
             continue;
-        last = p.bytes;
+        struct lat_result r;
+        lat_result_combine(rep[i], got[i], ratio[i], method[i], &r);
+        size_t n = lines[i];
         uint64_t ws = (uint64_t)n * 64;
         struct json *j = plat_rec_begin("latency_sweep");
         json_kv_uint(j, "bytes", ws);
@@ -108,6 +135,7 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
             s->ns[s->n] = r.ns;
             s->cycles[s->n] = r.cycles;
             s->cv[s->n] = r.tsc.spread;
+            s->q[s->n] = r.v.q;
             s->n++;
         }
     }
@@ -182,6 +210,35 @@ static bool is_reference_series(const struct series *s)
     return true;
 }
 
+/* A plateau's figure from the sweep points it spans, sizes in (from, to] (to 0: everything above): n the
+ * points, median the plateau's latency, the interval the distribution-free one of the points' medians
+ * (stats_median_ci_ranks; widened to hold the latency), and the worst verdict of the points. */
+static void plateau_figure(const struct series *s, uint64_t from, uint64_t to, double latency, const char *what,
+                           struct stats *st, struct verdict *v)
+{
+    double med[LAT_MAX_POINTS];
+    enum quality q[LAT_MAX_POINTS];
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->bytes[i] > from && (!to || s->bytes[i] <= to)) {
+            med[n] = s->ns[i];
+            q[n++] = s->q[i];
+        }
+    *st = stats_derived(latency);
+    if (n) {
+        size_t lo, hi;
+        bool exact;
+        stats_sort(med, n);
+        stats_median_ci_ranks(n, &lo, &hi, &exact);
+        st->n = n;
+        st->min = med[0];
+        st->max = med[n - 1];
+        st->ci_lo = MIN(med[lo], latency);
+        st->ci_hi = MAX(med[hi], latency);
+    }
+    verdict_derived(v, q, n, what);
+}
+
 /* cache_inferred records from the curve of one series, matched against the CPUID data/unified caches. */
 static void infer_caches(const struct series *s)
 {
@@ -223,8 +280,14 @@ static void infer_caches(const struct series *s)
     for (size_t i = 0; i < nc; i++) {
         char name[LEDGER_NAME_MAX], what[64], a[LEDGER_NAME_MAX + 8], b[32];
         fmt_snprintf(name, sizeof(name), "cache_inferred/%s/%lu/L%d", s->mode_name, (unsigned long)s->page_bytes, lv[i]);
-        struct verdict v = {.q = QUALITY_OK};
-        struct stats st = stats_derived(m[i].latency);
+        struct verdict v;
+        struct stats st;
+        uint64_t from = 0; /* the matched level's sizes: above the knee before it */
+        for (size_t k = 0; k < used; k++)
+            if (levels[k].bytes == m[i].inferred_bytes && k)
+                from = (uint64_t)levels[k - 1].bytes;
+        plateau_figure(s, from, m[i].inferred_bytes > 0 ? (uint64_t)m[i].inferred_bytes : 0, m[i].latency,
+                       "the plateau", &st, &v);
         int agrees = -1;
         if (m[i].inferred_bytes <= 0) {
             verdict_worsen(&v, QUALITY_SUSPECT, "no knee of the %s curve matched the CPUID L%d size", s->mode_name, lv[i]);
@@ -292,8 +355,10 @@ static void infer_caches(const struct series *s)
         char name[LEDGER_NAME_MAX];
         fmt_snprintf(name, sizeof(name), "latency_plateau/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
                      (unsigned long)k);
-        struct verdict v = {.q = QUALITY_OK};
-        struct stats st = stats_derived(levels[k].latency);
+        struct verdict v;
+        struct stats st;
+        plateau_figure(s, k ? (uint64_t)levels[k - 1].bytes : 0, (uint64_t)levels[k].bytes, levels[k].latency,
+                       "the plateau", &st, &v);
         struct json *j = plat_rec_begin("latency_plateau");
         json_kv_uint(j, "index", k);
         json_kv_uint(j, "bytes_from", k ? (uint64_t)levels[k - 1].bytes : 0);
@@ -320,6 +385,14 @@ static void infer_caches(const struct series *s)
         if (levels[k].bytes == 0)
             plat_printf("  last plateau (memory or the largest level reached): %.2f ns\n", levels[k].latency);
     }
+}
+
+uint64_t lat_sweep_reference_page(void) { return ref_n ? ref_page : 0; }
+
+const char *lat_sweep_dram_plateau(uint64_t bytes)
+{
+    const char *why;
+    return lat_sweep_reference_page() >= MiB(2) ? lat_sweep_plateau_at(bytes, &why) : NULL;
 }
 
 const char *lat_sweep_plateau_at(uint64_t bytes, const char **why)

@@ -13,5 +13,10 @@ void lat_sweep_run(void);
  * include `bytes` (above the previous knee, up to its own), for cross-checks with the Table 2 rows; NULL
  * with *why when there is none. */
 const char *lat_sweep_plateau_at(uint64_t bytes, const char **why);
+/* The page size of the reference series (0: the sweep found no plateau). */
+uint64_t lat_sweep_reference_page(void);
+/* lat_sweep_plateau_at for a DRAM chain of `bytes`, only where the reference series ran on pages of 2 MiB or
+ * more (its random chain then pays no page walks, as the DRAM rows' chains); NULL otherwise. */
+const char *lat_sweep_dram_plateau(uint64_t bytes);
 
 #endif

@@ -29,14 +29,17 @@ struct pm_opts {
     uint64_t warmup_iters;           /* iterations run before anything is timed (0: 64) */
     uint64_t first_iters;            /* calibration starts here and doubles (0: 16) */
     enum timing_serialize serialize;
+    size_t replicates;               /* independent replicates (the engine's, docs/measurement.md; 0 -> 1) */
+    int (*setup)(void *arg, size_t rep); /* optional, before each replicate: a fresh chain, buffer offset */
 };
 
 #define PM_MAX_SAMPLES 512
 #define PM_MAX_ITERS (1ull << 34) /* calibration guard */
 #define PM_OVERHEAD_REPS 15
 
-/* The profile's options (plat_config): quick: 20000-tick samples, 5..31 samples, 3 % CV, 2 ms budget per
- * point; full: 200000 ticks, 11..201, 1 %, 50 ms; time_budget_ms overrides the budget. */
+/* The profile's options (plat_config): quick: 20000-tick samples, 7..31 samples, CI target 5 %, 2 ms budget
+ * per point, one replicate; full: 200000 ticks, 11..201, 1 %, 50 ms, meas_replicates(false) replicates (the
+ * budget shared among them); time_budget_ms overrides the budget. */
 void pm_opts_profile(struct pm_opts *o);
 
 struct pm_result {
@@ -72,7 +75,7 @@ struct json *pm_penalty_begin(const char *name, const struct stats *cycles, doub
 /* A penalty's verdict: ok / noisy from its CI (verdict_from_stats), suspect when it is not positive or when
  * its 95 % CI reaches down to zero (smaller than its own uncertainty). Cycle accounting never uses a
  * suspect penalty. */
-void pm_penalty_verdict(struct verdict *v, const struct stats *c, bool converged, double target_ci);
+void pm_penalty_verdict(struct verdict *v, const struct stats *c, bool converged, double target_ci, size_t min_n);
 /* A measurement's figure in core cycles per event: the TSC statistics x the ratio / events per iteration. */
 void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out);
 /* The figure of a difference of two medians a - b: median a - b, spread propagated (pm_diff_cv), the CI
