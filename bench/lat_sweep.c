@@ -231,10 +231,10 @@ static void plateau_figure(const struct series *s, uint64_t from, uint64_t to, d
         stats_sort(med, n);
         stats_median_ci_ranks(n, &lo, &hi, &exact);
         st->n = n;
-        st->min = med[0];
-        st->max = med[n - 1];
         st->ci_lo = MIN(med[lo], latency);
         st->ci_hi = MAX(med[hi], latency);
+        st->min = MIN(med[0], st->ci_lo);
+        st->max = MAX(med[n - 1], st->ci_hi);
     }
     verdict_derived(v, q, n, what);
 }
