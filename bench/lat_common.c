@@ -37,7 +37,7 @@ void lat_result_combine(const struct meas_result *reps, size_t n, double ratio, 
                         struct lat_result *r)
 {
     struct meas_result all;
-    meas_combine(reps, n, &all);
+    meas_combine(reps, n, meas_ci_target(plat_config()->quick), &all);
     lat_result_from(r, &all.st, ratio, cycles_method);
     r->converged = all.converged;
     r->budget_hit = all.budget_hit;

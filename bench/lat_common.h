@@ -32,7 +32,8 @@ double lat_tsc_to_ns(double tsc);
 /* Fills r from the statistics of TSC ticks per load and a core/TSC ratio. */
 void lat_result_from(struct lat_result *r, const struct stats *tsc, double ratio, const char *cycles_method);
 /* Combines n replicates of one figure measured apart (the sweep's passes; lat_result_rep keeps what is needed
- * of each) into r by meas_combine (median and CI across them, converged when all converged) and judges it. */
+ * of each) into r by meas_combine (median and CI across them, converged when that CI reached the profile's
+ * target) and judges it. */
 void lat_result_combine(const struct meas_result *reps, size_t n, double ratio, const char *cycles_method,
                         struct lat_result *r);
 /* What lat_result_combine needs of one replicate. */

@@ -147,15 +147,13 @@ fail:
     return rc;
 }
 
-void meas_combine(const struct meas_result *reps, size_t n, struct meas_result *r)
+void meas_combine(const struct meas_result *reps, size_t n, double target_ci, struct meas_result *r)
 {
     struct stats st[MEAS_MAX_REPLICATES];
     *r = (struct meas_result){0};
     n = MIN(n, (size_t)MEAS_MAX_REPLICATES);
-    r->converged = n > 0;
     for (size_t k = 0; k < n; k++) {
         st[k] = reps[k].st;
-        r->converged = r->converged && reps[k].converged;
         r->budget_hit = r->budget_hit || reps[k].budget_hit;
         r->iters_total += reps[k].iters_total;
         r->elapsed += reps[k].elapsed;
@@ -163,6 +161,13 @@ void meas_combine(const struct meas_result *reps, size_t n, struct meas_result *
         r->overhead = reps[k].overhead;
     }
     stats_replicates(st, n, &r->st);
+    /* The figure's stop rule: its interval across the replicates reached the target (a replicate's own rule
+     * only decided how long that replicate sampled). */
+    size_t lo, hi;
+    bool exact;
+    stats_median_ci_ranks(r->st.replicates, &lo, &hi, &exact);
+    double am = r->st.median < 0 ? -r->st.median : r->st.median;
+    r->converged = r->st.replicates > 0 && exact && target_ci > 0 && (r->st.ci_hi - r->st.ci_lo) / 2 <= target_ci * am;
 }
 
 int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
@@ -184,9 +189,10 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
      * that the figure's interval holds what the setup (buffer, permutation, pages) and the moment change. */
     struct meas_result reps[MEAS_MAX_REPLICATES];
     struct meas_spec one = *s;
+    uint64_t iters0 = s->iters;
     one.budget_ticks = s->budget_ticks / n + (s->budget_ticks && s->budget_ticks < n);
-    /* min_samples is the figure's: each replicate takes its share, but never fewer than the 6 samples its
-     * own interval (the stop rule) needs. */
+    /* min_samples is the figure's: each replicate takes its share, never fewer than 3 (a median one outlier
+     * cannot move); its own stop rule still needs 6 for an interval, so a cheap replicate takes 6 or more. */
     one.min_samples = MAX((s->min_samples + n - 1) / n, (size_t)MEAS_MIN_REPLICATE_SAMPLES);
     int rc;
     for (size_t k = 0; k < n; k++) {
@@ -195,10 +201,12 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
             rc = MEAS_ESETUP;
             goto fail;
         }
+        /* calibration starts where the previous replicate's ended: one region confirms it, not a doubling */
+        one.iters = k && reps[k - 1].iters > iters0 ? reps[k - 1].iters : iters0;
         if ((rc = run_one(&one, buf, cap, &reps[k], st == MEAS_SETUP_WARM && k > 0)) != MEAS_OK)
             goto fail;
     }
-    meas_combine(reps, n, r);
+    meas_combine(reps, n, s->target_ci, r);
     return MEAS_OK;
 fail:
     *r = (struct meas_result){0};

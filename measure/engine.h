@@ -73,7 +73,7 @@ struct meas_spec {
 };
 
 #define MEAS_MAX_REPLICATES STATS_MAX_REPLICATES
-#define MEAS_MIN_REPLICATE_SAMPLES 6 /* per replicate: the fewest with a 95 % interval of their own */
+#define MEAS_MIN_REPLICATE_SAMPLES 3 /* per replicate: a median that one outlier cannot move */
 
 #define MEAS_MAX_ITERS (1ull << 34)
 
@@ -97,7 +97,8 @@ struct meas_result {
     uint64_t iters;           /* iterations per sample */
     uint64_t iters_total;     /* every iteration run: warm-up, calibration, samples */
     uint64_t elapsed;         /* ticks from the first to the last clock read */
-    bool converged;           /* sampling ended because the CI reached target_ci (every replicate's) */
+    bool converged;           /* sampling ended because the CI reached target_ci (replicates: the interval
+                                 across them, meas_combine) */
     bool budget_hit;          /* sampling ended because budget_ticks ran out (in some replicate) */
 };
 
@@ -109,15 +110,17 @@ struct meas_result {
 
 /* Runs the protocol above with samples in buf[0..cap) (sorted ascending on return). Returns MEAS_OK or an
  * error; on error r is zeroed. The caller owns the environment (interrupts off, one CPU, fixed clock).
- * With replicates > 1 (or a setup function) the protocol runs once per replicate, each after setup(ctx, k)
- * and with its own warm-up, overhead and calibration, the buffer reused (on return it holds the last
- * replicate's samples); r->st combines them (stats_replicates), iters is the last replicate's, iters_total
- * and elapsed cover all of them. */
+ * With replicates > 1 the protocol runs once per replicate, each after setup(ctx, k) and with its own
+ * warm-up (skipped when setup says MEAS_SETUP_WARM), overhead and calibration (starting from the previous
+ * replicate's iterations), at least max(MEAS_MIN_REPLICATE_SAMPLES, ceil(min_samples / replicates)) samples
+ * and budget_ticks / replicates, the buffer reused (on return it holds the last replicate's samples); r
+ * combines them by meas_combine. */
 int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r);
 
 /* Combines replicates measured apart (e.g. the sweep's passes over its grid, each point once per pass):
- * r->st by stats_replicates, converged when every replicate converged, budget_hit when any hit, iters_total
- * and elapsed summed, iters and overhead the last replicate's. n at most MEAS_MAX_REPLICATES. */
-void meas_combine(const struct meas_result *reps, size_t n, struct meas_result *r);
+ * r->st by stats_replicates; converged when a 95 % interval across the replicates exists (6 or more) and is
+ * within target_ci of the median (the figure's stop rule); budget_hit when any replicate hit its budget;
+ * iters_total and elapsed summed, iters and overhead the last replicate's. n at most MEAS_MAX_REPLICATES. */
+void meas_combine(const struct meas_result *reps, size_t n, double target_ci, struct meas_result *r);
 
 #endif
