@@ -221,10 +221,12 @@ def add_arguments(r):
 
 
 def command(a):
+    if a.logs and len(a.logs) < 2 or not a.logs and a.runs < 2:
+        sys.stderr.write("pmubench: repro: %s\n" % ("at least 2 logs are needed to compare, got 1" if a.logs else
+                                                    "--runs %d: at least 2 runs are needed to compare" % a.runs))
+        return 2
     try:
         if a.logs:
-            if len(a.logs) < 2:
-                raise RuntimeError("repro needs at least 2 logs to compare, got 1")
             runs = []
             for p in a.logs:
                 try:
@@ -232,8 +234,6 @@ def command(a):
                 except parsemod.LogError as e:
                     raise parsemod.LogError("%s: %s" % (p, e.reason))
         else:
-            if a.runs < 2:
-                raise RuntimeError("--runs %d: at least 2 runs are needed to compare" % a.runs)
             runs = run_hosted(a.runner, a.args.split(), a.runs, a.save, a.taskset,
                               echo=lambda s: sys.stderr.write(s + "\n"))
     except parsemod.LogError as e:

@@ -107,8 +107,11 @@ def test_cli_logs(tmp_path):
 def test_cli_errors(tmp_path):
     paths = three_runs(tmp_path)
     p = subprocess.run([sys.executable, PMUBENCH, "repro", paths[0]], capture_output=True, text=True)
-    assert p.returncode == 1
-    assert p.stderr.strip() == "pmubench: repro: repro needs at least 2 logs to compare, got 1"
+    assert p.returncode == 2
+    assert p.stderr.strip() == "pmubench: repro: at least 2 logs are needed to compare, got 1"
+    p = subprocess.run([sys.executable, PMUBENCH, "repro", "--runs", "1"], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.strip() == "pmubench: repro: --runs 1: at least 2 runs are needed to compare"
     bad = tmp_path / "bad.log"
     bad.write_text("no records here\n")
     p = subprocess.run([sys.executable, PMUBENCH, "repro", paths[0], str(bad)], capture_output=True, text=True)
