@@ -251,7 +251,7 @@ def test_full_profile_four_points_per_octave_and_page_mode():
     # Placed rows sample adaptively: at most 101 rounds per replicate in the full profile, fewer once the CI
     # is tight, in 9 independent replicates whose medians give the interval (docs/measurement.md "Replicates").
     l3 = ds["L3_unshared"]
-    assert l3["rounds"] == 101 and l3["replicates"] == 9 and 9 * 6 <= l3["n"] <= 9 * 101
+    assert l3["rounds"] == 101 and l3["replicates"] == 9 and 9 * 3 <= l3["n"] <= 9 * 101  # >= 3 per replicate
     assert pos(l3["within_ci"]) or l3["within_ci"] == 0
     assert pos(l3["between_spread"]) or l3["between_spread"] == 0
     assert b.one("c2c_summary")["rounds"] == 11 and len(b.run.by_type("c2c")) == 2
