@@ -149,7 +149,7 @@ fail:
 
 void meas_combine(const struct meas_result *reps, size_t n, double target_ci, struct meas_result *r)
 {
-    struct stats st[MEAS_MAX_REPLICATES];
+    struct stats st[MEAS_MAX_REPLICATES] = {0};
     *r = (struct meas_result){0};
     n = MIN(n, (size_t)MEAS_MAX_REPLICATES);
     for (size_t k = 0; k < n; k++) {
@@ -161,6 +161,12 @@ void meas_combine(const struct meas_result *reps, size_t n, double target_ci, st
         r->overhead = reps[k].overhead;
     }
     stats_replicates(st, n, &r->st);
+    if (r->st.replicates == 1) { /* one replicate: its own stop rule is the figure's */
+        for (size_t k = 0; k < n; k++)
+            if (reps[k].st.n)
+                r->converged = reps[k].converged;
+        return;
+    }
     /* The figure's stop rule: its interval across the replicates reached the target (a replicate's own rule
      * only decided how long that replicate sampled). */
     size_t lo, hi;

@@ -119,7 +119,7 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
 
 /* Combines replicates measured apart (e.g. the sweep's passes over its grid, each point once per pass):
  * r->st by stats_replicates; converged when a 95 % interval across the replicates exists (6 or more) and is
- * within target_ci of the median (the figure's stop rule); budget_hit when any replicate hit its budget;
+ * within target_ci of the median (the figure's stop rule; one replicate: its own); budget_hit when any replicate hit its budget;
  * iters_total and elapsed summed, iters and overhead the last replicate's. n at most MEAS_MAX_REPLICATES. */
 void meas_combine(const struct meas_result *reps, size_t n, double target_ci, struct meas_result *r);
 

@@ -229,6 +229,14 @@ void stats_replicates(const struct stats *reps, size_t r, struct stats *out)
     }
     if (m == 0)
         return;
+    if (m == 1) { /* one replicate is a plain series: its own statistics and interval */
+        for (size_t k = 0; k < r; k++)
+            if (reps[k].n)
+                *out = reps[k];
+        out->replicates = 1;
+        out->within_ci = out->between_spread = 0;
+        return;
+    }
     out->replicates = m;
     /* the location and its interval: across the replicates */
     stats_sort(med, m);

@@ -48,7 +48,8 @@ void stats_median_ci_ranks(size_t n, size_t *lo, size_t *hi, bool *exact);
  * of stats_median_ci_ranks over the R sorted replicate medians (R >= 6 for 95 %; below, the range of the
  * medians), n = the samples of all replicates, min / max over all of them, p10 / p90 / spread / cv / mean
  * the median of the replicates' values (they describe the samples within a replicate), within_ci and
- * between_spread as in struct stats. Replicates with no samples are skipped; none left: every field 0.
+ * between_spread as in struct stats. Replicates with no samples are skipped; none left: every field 0; one
+ * left: its statistics as they are (replicates 1).
  * R at most STATS_MAX_REPLICATES. */
 #define STATS_MAX_REPLICATES 32
 void stats_replicates(const struct stats *reps, size_t r, struct stats *out);

@@ -367,6 +367,17 @@ static void test_combine(void **state)
     meas_combine(reps, 6, 0.5, &m);
     assert_int_equal(m.st.replicates, 5);
     assert_true(m.st.median == 12 && m.st.ci_lo == 10 && m.st.ci_hi == 14);
+    /* one replicate (the quick profile's sweep): its own statistics, interval and stop rule, unchanged */
+    double y[9] = {5, 6, 7, 8, 9, 10, 11, 12, 13};
+    struct meas_result one = {.converged = true};
+    stats_compute(y, 9, &one.st);
+    meas_combine(&one, 1, 0.01, &m);
+    assert_true(m.converged);
+    assert_true(m.st.median == 9 && m.st.ci_lo == one.st.ci_lo && m.st.ci_hi == one.st.ci_hi && m.st.n == 9);
+    assert_true(m.st.ci_lo < m.st.ci_hi);
+    one.converged = false;
+    meas_combine(&one, 1, 0.5, &m);
+    assert_false(m.converged);
     /* nothing at all: nothing */
     meas_combine(reps, 0, 0.5, &m);
     assert_int_equal(m.st.n, 0);
