@@ -92,6 +92,11 @@ uint64_t lat_evict_chunk(const struct cache_sizes *c, int levels);
 /* Working set for the DRAM rows and the NUMA matrix: 8 x the LLC, at least 64 MiB (quick: 2 x, at least
  * 16 MiB), capped by `cap` (0: none), a multiple of 2 MiB, at least 2 MiB. */
 uint64_t lat_dram_bytes(const struct cache_sizes *c, bool quick, uint64_t cap);
+/* The largest chain a replicate rebuilds as a fresh permutation (docs/measurement.md "Replicates"): twice the
+ * LLC (64 MiB when unknown). A DRAM-sized chain of millions of random lines gives the same latency in every
+ * permutation, while its rebuild and warm-up pass cost about a second each: its replicates go on chasing the
+ * same chain, at other moments. */
+uint64_t lat_fresh_max_bytes(const struct cache_sizes *c);
 
 /* L1 row: a chase over half the L1 (16 KiB without one), a multiple of 1 KiB. */
 uint64_t lat_l1_bytes(const struct cache_sizes *c);
