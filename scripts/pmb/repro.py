@@ -210,20 +210,39 @@ def run_hosted(runner, args, n, save_dir=None, taskset=None, echo=None):
     return runs
 
 
+RUNS_MAX = 1000  # --runs: each run of the full profile takes minutes
+
+
+def cpu_list(text):
+    """argparse type for --taskset: a CPU list as taskset -c takes it (0, 1-3, 0,2-5), ranges ascending."""
+    import argparse
+    import re
+    if not re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", text or ""):
+        raise argparse.ArgumentTypeError("'%s' is not a CPU list (expected e.g. 1, 0-3 or 0,2-5)" % text)
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        if hi and int(hi, 10) < int(lo, 10):
+            raise argparse.ArgumentTypeError("'%s' has a descending range %s (expected e.g. 0-3)" % (text, part))
+    return text
+
+
 def add_arguments(r):
+    """The `repro` subcommand's options (cli.py's build_parser calls this); numbers range-checked as cli's."""
+    from .cli import integer
     r.add_argument("logs", nargs="*", help="verified logs of the same machine and profile (at least 2); "
                                            "without them, --runs runs of the hosted runner are made")
-    r.add_argument("--runs", type=int, default=5, help="runs of the hosted runner to make (default 5)")
+    r.add_argument("--runs", type=integer(2, RUNS_MAX), default=5,
+                   help="runs of the hosted runner to make, 2..%d (default 5)" % RUNS_MAX)
     r.add_argument("--runner", default=DEFAULT_RUNNER, help="hosted runner (default build/host-bench/pmubench-host)")
     r.add_argument("--args", default="profile=full", help='its arguments (default "profile=full")')
-    r.add_argument("--taskset", help="CPU list for taskset -c (e.g. 1)")
+    r.add_argument("--taskset", type=cpu_list, help="CPU list for taskset -c (e.g. 1)")
     r.add_argument("--save", help="keep the runs' logs in this directory")
+    r.set_defaults(outputs=(("--save", "save", "dir"),))
 
 
 def command(a):
-    if a.logs and len(a.logs) < 2 or not a.logs and a.runs < 2:
-        sys.stderr.write("pmubench: repro: %s\n" % ("at least 2 logs are needed to compare, got 1" if a.logs else
-                                                    "--runs %d: at least 2 runs are needed to compare" % a.runs))
+    if a.logs and len(a.logs) < 2:  # --runs below 2 is refused by its type (cli.integer)
+        sys.stderr.write("pmubench: repro: at least 2 logs are needed to compare, got 1\n")
         return 2
     try:
         if a.logs:

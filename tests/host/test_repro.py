@@ -111,7 +111,8 @@ def test_cli_errors(tmp_path):
     assert p.stderr.strip() == "pmubench: repro: at least 2 logs are needed to compare, got 1"
     p = subprocess.run([sys.executable, PMUBENCH, "repro", "--runs", "1"], capture_output=True, text=True)
     assert p.returncode == 2
-    assert p.stderr.strip() == "pmubench: repro: --runs 1: at least 2 runs are needed to compare"
+    assert p.stderr.strip() == ("pmubench repro: argument --runs: 1 is out of range (expected 2..1000) "
+                                "(see pmubench repro --help)")
     bad = tmp_path / "bad.log"
     bad.write_text("no records here\n")
     p = subprocess.run([sys.executable, PMUBENCH, "repro", paths[0], str(bad)], capture_output=True, text=True)
