@@ -45,6 +45,10 @@ uint64_t lat_sweep_top_want(uint64_t llc, uint64_t cap, uint64_t want);
 #define LAT_SWEEP_DENSE_LLC 2
 /* Loads that warm a sweep chain larger than the LLC before it is timed (instead of a pass over all of it). */
 #define LAT_SWEEP_WARM_LOADS (1u << 16)
+/* With replicates (R > 1): above the LLC LAT_SWEEP_WARM_LOADS / R loads per replicate, at least this many; below
+ * it a chain of more than LAT_SWEEP_WARM_LOADS lines gets LAT_SWEEP_WARM_LOADS loads per replicate instead of a
+ * full pass (docs/measurement.md "Replicates"). */
+#define LAT_SWEEP_REP_WARM_MIN 4096u
 size_t lat_sweep_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t llc, uint64_t align, uint64_t *out,
                       size_t max);
 

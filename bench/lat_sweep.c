@@ -166,8 +166,17 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             s->build_seconds += lat_tsc_to_ns((double)lat_chain_last.ticks) * 1e-9;
             s->build_cpus = MAX(s->build_cpus, lat_chain_last.cpus);
             /* Above the LLC the built chain is already in a random cache and TLB state: a fixed number of loads
-             * warms the code and the walk (a full pass would cost as much as the bytes, docs/latency.md "Sweep"). */
-            uint64_t warm = llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0;
+             * warms the code and the walk (a full pass would cost as much as the bytes, docs/latency.md "Sweep");
+             * with replicates (R > 1) the R replicates of such a point share that warm-up, LAT_SWEEP_WARM_LOADS / R
+             * loads each (at least LAT_SWEEP_REP_WARM_MIN), as they share the sampling budget. Below the LLC a
+             * chain of more than LAT_SWEEP_WARM_LOADS lines is warmed by LAT_SWEEP_WARM_LOADS loads per replicate
+             * instead of a full pass (R full passes at L3 latency were most of the sweep's time; fewer loads than
+             * that left a chain in the state its build left it, not the chase's: docs/measurement.md
+             * "Replicates"); smaller chains, and every chain of the single-replicate profiles, get the full pass. */
+            bool above = llc && (uint64_t)n * 64 > llc;
+            uint64_t warm = above && reps > 1 ? MAX(LAT_SWEEP_WARM_LOADS / reps, (uint64_t)LAT_SWEEP_REP_WARM_MIN)
+                            : above || (reps > 1 && n > LAT_SWEEP_WARM_LOADS) ? LAT_SWEEP_WARM_LOADS
+                                                                              : 0;
             /* this pass's replicate with its share of the budget, or all of them */
             struct lat_reps one = {.n = whole ? reps : 1, .of = reps};
             struct lat_result r;
