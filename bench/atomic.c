@@ -93,7 +93,7 @@ void bench_atomic(void)
     if (rc == MEAS_OK) {
         cyc = m.st;
         stats_scale(&cyc, ratio);
-        verdict_from_stats(&v, &cyc, m.converged, meas_ci_target(cfg->quick));
+        verdict_from_stats(&v, &cyc, m.converged, meas_ci_target(cfg->quick), meas_min_samples(cfg->quick));
         if (add_cycles < 0)
             verdict_worsen(&v, QUALITY_SUSPECT, "the add-chain baseline could not be measured");
         else if (add_cycles < 1 - CORE_CLOCK_TOL || add_cycles > 1 + CORE_CLOCK_TOL)

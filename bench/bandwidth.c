@@ -257,6 +257,22 @@ static int arrays_for(const struct bw_tbuf *t, enum bw_kernel k, uint64_t ws, st
     return bw_kernel_check(k, x);
 }
 
+/* Replicate k of a point: the same arrays k cache lines further into their buffer (a fresh buffer offset:
+ * other sets, other DRAM columns). tbuf_bytes leaves at least 3 x BW_STAGGER beyond the arrays. */
+#define BW_REP_SHIFT 64u
+_Static_assert((MEAS_REPLICATES_FULL - 1) * BW_REP_SHIFT <= BW_STAGGER, "replicate offsets stay inside the slack");
+static void arrays_shift(const struct bw_arrays *base, size_t k, struct bw_arrays *x)
+{
+    *x = *base;
+    size_t d = k % (BW_STAGGER / BW_REP_SHIFT + 1) * BW_REP_SHIFT / sizeof(double); /* inside the slack */
+    if (x->a)
+        x->a += d;
+    if (x->b)
+        x->b += d;
+    if (x->c)
+        x->c += d;
+}
+
 static const char *size_text(uint64_t b, char *buf, size_t len)
 {
     if (b >= GiB(1) && b % GiB(1) == 0)
@@ -337,7 +353,7 @@ static struct json *rec_point(const struct bw_point *p)
     fmt_snprintf(name, sizeof(name), "bandwidth/%s/%s/%s/%lu/%lu/%d-%d", p->series, bw_kernel_name(p->k),
                  bw_isa_name(p->isa), (unsigned long)p->ws, (unsigned long)p->threads, p->node_from, p->node_to);
     struct verdict v;
-    verdict_from_stats(&v, &p->bw, p->converged, meas_ci_target(C.quick));
+    verdict_from_stats(&v, &p->bw, p->converged, meas_ci_target(C.quick), meas_min_samples(C.quick));
     figure_json(j, name, &p->bw, UNIT_BYTES_PER_S, &v);
     json_kv_uint(j, "passes", p->passes);
     json_kv_uint(j, "page_bytes", p->page_bytes);
@@ -350,7 +366,16 @@ struct bw_loop {
     bw_fn fn;
     struct bw_arrays x;
     uint64_t sum, ticks;
+    struct bw_arrays base; /* replicate 0's arrays (bw_loop_setup shifts x from here) */
 };
+
+/* The shifted arrays cover the same pages and all but a few lines of the previous replicate's: warm. */
+static int bw_loop_setup(void *arg, size_t k)
+{
+    struct bw_loop *l = arg;
+    arrays_shift(&l->base, k, &l->x);
+    return k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH;
+}
 
 static void bw_loop_fn(void *arg, uint64_t iters)
 {
@@ -506,10 +531,12 @@ static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, 
     struct bw_loop l = {.fn = bw_kernel_fn(k, isa)};
     if (!l.fn || arrays_for(t, k, ws, &l.x) != 0)
         return -1;
+    l.base = l.x;
     struct pm_opts o = C.po;
     o.warmup_iters = 1;
     o.first_iters = 1;
     o.fixed = plat_config()->minimal; /* emulated: one pass per sample, nothing to warm or calibrate */
+    o.setup = bw_loop_setup;           /* each replicate a fresh buffer offset */
     struct pm_result r;
     if (pm_measure(bw_loop_fn, &l, &o, &r) != 0)
         return -1;
@@ -714,7 +741,17 @@ struct mt_ctx {
     const uint32_t *ids;
     size_t n;
     double nominal;
+    struct bw_arrays base[BW_MAX_CPUS]; /* replicate 0's arrays of each thread */
 };
+
+/* Replicate k: every thread's arrays k lines further into its buffer. */
+static int mt_setup(void *ctx, size_t k)
+{
+    const struct mt_ctx *mc = ctx;
+    for (size_t i = 0; i < mc->n; i++)
+        arrays_shift(&mc->base[i], k, &jobs[i].x);
+    return 0;
+}
 
 static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
 {
@@ -778,7 +815,12 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
         jobs[i].window = window;
         jobs[i].off = 0;
     }
-    struct mt_ctx mc = {ids, n, (double)jobs[0].bytes * (double)passes * (double)n};
+    static struct mt_ctx mc;
+    mc.ids = ids;
+    mc.n = n;
+    mc.nominal = (double)jobs[0].bytes * (double)passes * (double)n;
+    for (size_t i = 0; i < n; i++)
+        mc.base[i] = jobs[i].x;
     struct meas_spec spec = {
         .sample = mt_sample,
         .ctx = &mc,
@@ -790,6 +832,8 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
         .max_samples = C.mt_max,
         .target_ci = C.po.target_ci,
         .budget_ticks = C.po.budget_tsc,
+        .replicates = C.po.replicates,
+        .setup = mt_setup,
     };
     struct meas_result m;
     if (meas_run(&spec, mt_samples, PM_MAX_SAMPLES, &m) != MEAS_OK)
@@ -1075,7 +1119,7 @@ void bench_bandwidth(void)
     pm_opts_profile(&C.po);
     if (C.quick)
         C.po.min_samples = 3; /* memory-level passes are long under emulation */
-    C.mt_min = C.quick ? 3 : 5;
+    C.mt_min = C.quick ? 3 : meas_min_samples(false); /* full: the profile's minimum n for an ok verdict */
     C.mt_max = C.quick ? 7 : 31;
     if (cfg->minimal) { /* emulated: the minimum, no stop rule to reach */
         C.po.max_samples = C.po.min_samples;

@@ -334,7 +334,8 @@ static void rec_point(const char *test, long period, long targets, long depth, c
     struct stats c;
     pm_cycles_stats(r, per, &c);
     struct verdict v;
-    verdict_from_stats(&v, &c, r->converged, meas_ci_target(plat_config()->quick));
+    verdict_from_stats(&v, &c, r->converged, meas_ci_target(plat_config()->quick),
+                       meas_min_samples(plat_config()->quick));
     char name[LEDGER_NAME_MAX];
     fmt_snprintf(name, sizeof(name), "branch/%s/%ld/%ld/%ld", test, period, targets, depth);
     figure_json(j, name, &c, UNIT_CYCLES, &v); /* per branch */
@@ -397,7 +398,8 @@ static double measure_penalty(const char **method_out)
     stats_scale(&d, 1 / den);
     d.median = penalty;
     struct verdict v;
-    pm_penalty_verdict(&v, &d, rr.converged && rp.converged, meas_ci_target(plat_config()->quick));
+    pm_penalty_verdict(&v, &d, rr.converged && rp.converged, meas_ci_target(plat_config()->quick),
+                       meas_min_samples(plat_config()->quick));
     struct json *j = pm_penalty_begin(
         CA_P_BRANCH, &d, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""), &v, method,
         "PAG 'Branch mispredictions, Wasted Work, Misprediction Penalties'; mispredicts: PAG Table 18 "

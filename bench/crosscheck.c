@@ -23,6 +23,22 @@ void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing)
 
 static bool is_finite(double v) { return v == v && v - v == 0; }
 
+/* The value of a usable third figure (in unit), or NaN. */
+static double third_value(const char *name, const char *unit)
+{
+    const struct ledger_entry *e = name ? ledger_find(name) : NULL;
+    if (!e || e->q == QUALITY_UNAVAILABLE || !is_finite(e->median) || !(e->median > 0) ||
+        (unit && e->unit && strcmp(unit, e->unit)))
+        return __builtin_nan("");
+    return e->median;
+}
+
+static bool within(double x, double ref, double tol)
+{
+    double d = x / ref - 1;
+    return d <= tol && -d <= tol;
+}
+
 static int emit(const struct crosscheck *c, const char *not_judged)
 {
     bool judged = !not_judged && is_finite(c->a_value) && is_finite(c->b_value) && c->b_value != 0 && c->a_value > 0 &&
@@ -49,17 +65,40 @@ static int emit(const struct crosscheck *c, const char *not_judged)
     } else {
         json_kv_bool(j, "agrees", agrees);
     }
+    /* A third measurement of the same quantity decides which side is off when it agrees with exactly one. */
+    const char *blame = c->blame;
+    static char third_note[160];
+    const char *tnote = NULL;
+    double tv = judged && !agrees ? third_value(c->third, c->unit) : __builtin_nan("");
+    if (c->third) {
+        json_kv_str(j, "third", c->third);
+        json_kv_double(j, "third_value", tv);
+    }
+    if (is_finite(tv)) {
+        bool a_ok = within(c->a_value, tv, c->tolerance), b_ok = within(c->b_value, tv, c->tolerance);
+        if (a_ok != b_ok) {
+            blame = a_ok ? c->b : c->a;
+            fmt_snprintf(third_note, sizeof(third_note), "%s (%.4g) agrees with %s and contradicts %s: only %s is blamed",
+                         c->third, tv, a_ok ? c->a : c->b, blame, blame);
+            tnote = third_note;
+        }
+    }
     json_key(j, "suspect");
     json_arr_begin(j);
     if (judged && !agrees) {
-        const char *marked[2] = {c->blame ? c->blame : c->a, c->blame ? NULL : c->b};
+        const char *marked[2] = {blame ? blame : c->a, blame ? NULL : c->b};
         for (int i = 0; i < 2; i++)
-            if (marked[i] && ledger_mark_suspect(marked[i]))
+            if (marked[i] && ledger_mark_suspect(marked[i], c->quantity))
                 json_str(j, marked[i]);
     }
     json_arr_end(j);
-    if (c->why)
-        json_kv_str(j, "note", c->why);
+    if (tnote && c->why) {
+        static char both[VERDICT_REASON_MAX];
+        fmt_snprintf(both, sizeof(both), "%s; %s", tnote, c->why);
+        json_kv_str(j, "note", both);
+    } else if (tnote || c->why) {
+        json_kv_str(j, "note", tnote ? tnote : c->why);
+    }
     plat_rec_end();
 
     if (!judged) {
@@ -78,6 +117,12 @@ int crosscheck_emit(const struct crosscheck *c) { return emit(c, c->not_judged);
 int crosscheck_figures(const char *quantity, const char *a, const char *b, double tolerance, const char *blame,
                        const char *why)
 {
+    return crosscheck_figures3(quantity, a, b, NULL, tolerance, blame, why);
+}
+
+int crosscheck_figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
+                        const char *blame, const char *why)
+{
     const struct ledger_entry *ea = ledger_find(a), *eb = ledger_find(b);
     struct crosscheck c = {
         .quantity = quantity,
@@ -89,6 +134,7 @@ int crosscheck_figures(const char *quantity, const char *a, const char *b, doubl
         .tolerance = tolerance,
         .blame = blame,
         .why = why,
+        .third = third,
     };
     static char reason[160];
     const char *nj = NULL;

@@ -22,6 +22,9 @@ struct crosscheck {
     const char *blame;    /* NULL: both; else the one figure judged wrong when they disagree */
     const char *why;      /* why blame, or a note for the record (may be NULL) */
     const char *not_judged; /* non-NULL: not judged, for this reason (one side could not be measured) */
+    const char *third;    /* optional: a ledger figure measuring the same quantity a third way (same unit).
+                             When a and b disagree and it agrees with exactly one of them (same tolerance), only
+                             the other is blamed; otherwise blame applies. The record names it. */
 };
 
 /* Tolerances (relative, |a / b - 1|), with the reasoning in docs/measurement.md "Cross-checks":
@@ -41,6 +44,9 @@ int crosscheck_emit(const struct crosscheck *c);
  * that are unavailable: not judged, with the reason. */
 int crosscheck_figures(const char *quantity, const char *a, const char *b, double tolerance, const char *blame,
                        const char *why);
+/* crosscheck_figures with a third ledger figure of the same quantity (struct crosscheck's `third`); NULL: none. */
+int crosscheck_figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
+                        const char *blame, const char *why);
 
 /* a (not a ledger figure in this unit, e.g. a penalty's median converted to ns) against the ledger figure b;
  * not judged when b is missing, unavailable, valueless or in another unit. */

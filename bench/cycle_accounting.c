@@ -44,6 +44,21 @@ int ca_penalty_set(const char *name, double cycles, enum quality q, const char *
     return 0;
 }
 
+/* The penalty's final verdict: the ledger's figure "penalty/<name>" may have been made suspect by a
+ * cross-check after penalty.c set it here (the DRAM penalty against the Table 2 row, ...). */
+static void final_verdict(size_t i)
+{
+    char fig[LEDGER_NAME_MAX];
+    const char *why;
+    fmt_snprintf(fig, sizeof(fig), "penalty/%s", penalties[i].name);
+    enum quality q = ledger_final_quality(fig, penalties[i].q, &why);
+    if (q == penalties[i].q)
+        return;
+    penalties[i].q = q;
+    fmt_snprintf(penalties[i].reason, sizeof(penalties[i].reason), "%s: cross-check disagrees: %s", quality_name(q),
+                 why);
+}
+
 bool ca_penalty_get(const char *name, double *cycles)
 {
     if (!name)
@@ -54,6 +69,7 @@ bool ca_penalty_get(const char *name, double *cycles)
     }
     for (size_t i = 0; i < n_penalties; i++)
         if (!strcmp(penalties[i].name, name)) {
+            final_verdict(i);
             if (penalties[i].q >= QUALITY_SUSPECT)
                 return false; /* measured, but not trusted: dropped (ca_penalty_dropped says why) */
             *cycles = penalties[i].cycles;
@@ -64,9 +80,13 @@ bool ca_penalty_get(const char *name, double *cycles)
 
 const char *ca_penalty_dropped(const char *name)
 {
-    for (size_t i = 0; name && i < n_penalties; i++)
-        if (!strcmp(penalties[i].name, name) && penalties[i].q >= QUALITY_SUSPECT)
+    for (size_t i = 0; name && i < n_penalties; i++) {
+        if (strcmp(penalties[i].name, name))
+            continue;
+        final_verdict(i);
+        if (penalties[i].q >= QUALITY_SUSPECT)
             return penalties[i].reason;
+    }
     return NULL;
 }
 

@@ -82,18 +82,17 @@ void bench_c2c(void)
     struct plat_buf lb = {0}, eb = {0};
     struct lat_scratch scratch = {0};
     struct lat_lines lines;
-    uint64_t s = plat_config()->seed ^ 0xc2c;
+    uint64_t s = plat_config()->seed ^ 0xc2c, lines_seed = splitmix64_next(&s);
     uint64_t evb = lat_evict_bytes(&c, 2);
     if (plat_alloc(&lb, w, PLAT_PAGE_LARGEST, cpus[0].node, "c2c lines") != 0 ||
         plat_alloc(&eb, evb, PLAT_PAGE_LARGEST, -1, "c2c eviction buffer") != 0 ||
-        lat_lines_build(&lines, lb.ptr, w, splitmix64_next(&s), &scratch) != 0) {
+        lat_lines_build(&lines, lb.ptr, w, lines_seed, &scratch) != 0) {
         summary("unavailable", "no memory for the lines", n, total, sampled, w, 0, rounds, 0, 0);
         plat_free(&lb);
         plat_free(&eb);
         lat_scratch_free(&scratch);
         return;
     }
-    lat_scratch_free(&scratch);
     struct lat_evict ev = {.buf = eb.ptr, .bytes = evb, .chunk = lat_evict_chunk(&c, 2)};
     char bt[24];
     plat_printf("c2c: %u of %u CPUs%s, %zu lines (%s), %zu rounds per cell\n", n, total, sampled ? " (evenly sampled)" : "",
@@ -110,10 +109,13 @@ void bench_c2c(void)
             uint32_t bad = UINT32_MAX;
             int rc = -1;
             if (!dead[i] && !dead[j]) {
-                struct lat_placed pm = {.lines = &lines, .n_steps = 1, .measurer = to, .rounds = rounds, .warm = warm};
+                /* each replicate a fresh permutation of the lines (lat_placed_run) */
+                struct lat_placed pm = {.lines = &lines, .n_steps = 1, .measurer = to, .rounds = rounds, .warm = warm,
+                                        .lines_buf = lb.ptr, .lines_bytes = w, .seed = lines_seed, .scratch = &scratch};
                 pm.steps[0] = (struct lat_step){LAT_OP_WRITE, from};
                 struct lat_placed ph = {.lines = &lines, .evict = &ev, .n_steps = 3, .measurer = to, .rounds = rounds,
-                                        .warm = warm};
+                                        .warm = warm, .lines_buf = lb.ptr, .lines_bytes = w, .seed = lines_seed,
+                                        .scratch = &scratch};
                 ph.steps[0] = (struct lat_step){LAT_OP_WRITE, from};
                 ph.steps[1] = (struct lat_step){LAT_OP_EVICT, from};
                 ph.steps[2] = (struct lat_step){LAT_OP_READ, from};
@@ -170,6 +172,7 @@ void bench_c2c(void)
     }
     plat_free(&lb);
     plat_free(&eb);
+    lat_scratch_free(&scratch);
     summary(failed ? "partial" : "ok", failed ? "some pairs failed (see their c2c records)" : NULL, n, total, sampled, w,
             lines.n, rounds, pairs, failed);
     print_matrix("c2c HIT: clean line last read by the other CPU", hit_ns, n);

@@ -3,6 +3,7 @@
 #include "bench/clock.h"
 #include "kernel/fmt.h"
 #include "measure/engine.h"
+#include "measure/rand.h"
 #include "measure/stats_json.h"
 #include "measure/timing.h"
 #include "pmu/pmu_bench_api.h"
@@ -15,20 +16,53 @@ double lat_tsc_to_ns(double tsc)
     return hz ? tsc * 1e9 / (double)hz : 0;
 }
 
-void lat_result_from(struct lat_result *r, double *s, size_t n, double ratio, const char *cycles_method)
+void lat_result_from(struct lat_result *r, const struct stats *tsc, double ratio, const char *cycles_method)
 {
     *r = (struct lat_result){0};
-    stats_compute(s, n, &r->tsc);
-    r->samples = r->tsc.n; /* NaNs dropped (sorted last) */
+    r->tsc = *tsc;
+    r->samples = r->tsc.n;
     r->ratio = ratio;
     r->cycles_method = cycles_method;
     r->ns = lat_tsc_to_ns(r->tsc.median);
     r->cycles = r->tsc.median * ratio;
 }
 
+struct meas_result lat_result_rep(const struct lat_result *r)
+{
+    return (struct meas_result){.st = r->tsc, .converged = r->converged, .budget_hit = r->budget_hit,
+                                .iters_total = r->loads};
+}
+
+void lat_result_combine(const struct meas_result *reps, size_t n, double ratio, const char *cycles_method,
+                        struct lat_result *r)
+{
+    struct meas_result all;
+    meas_combine(reps, n, meas_ci_target(plat_config()->quick), &all);
+    lat_result_from(r, &all.st, ratio, cycles_method);
+    r->converged = all.converged;
+    r->budget_hit = all.budget_hit;
+    r->loads = all.iters_total;
+    lat_result_judge(r);
+}
+
+size_t lat_replicates(void)
+{
+    const struct plat_config *cfg = plat_config();
+    return cfg->minimal ? 1 : meas_replicates(cfg->quick);
+}
+
+uint64_t lat_rep_seed(uint64_t seed, size_t k)
+{
+    if (k == 0)
+        return seed;
+    uint64_t s = seed + 0x9E3779B97F4A7C15ull * k;
+    return splitmix64_next(&s);
+}
+
 void lat_result_judge(struct lat_result *r)
 {
-    verdict_from_stats(&r->v, &r->tsc, r->converged, meas_ci_target(plat_config()->quick));
+    verdict_from_stats(&r->v, &r->tsc, r->converged, meas_ci_target(plat_config()->quick),
+                       meas_min_samples(plat_config()->quick));
     /* Every latency here is a chain of dependent loads: under a core cycle per load the core did not wait for
      * each load (a renamed or overlapped link), so the figure is not a load-to-use latency. */
     if (r->tsc.n && r->cycles > 0 && r->cycles < LAT_MIN_CYCLES_PER_LOAD)
@@ -98,7 +132,21 @@ static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const c
     return clock_core_ratio(method);
 }
 
-int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r)
+/* chase_measure's setup: a fresh permutation of the same lines for replicate k. */
+static void *fresh_chain(void *ctx, size_t k)
+{
+    const struct lat_reps *rp = ctx;
+    struct cache_sizes c;
+    cache_sizes_from_cpuid(plat_cpuinfo(), &c);
+    if (rp->p.bytes > lat_fresh_max_bytes(&c))
+        return CHASE_SAME_CHAIN; /* a DRAM-sized chain: rebuilding costs seconds and averages to the same */
+    struct chain_params p = rp->p;
+    p.seed = lat_rep_seed(p.seed, k);
+    size_t n = 0;
+    return lat_chain(rp->buf, &p, rp->s, &n);
+}
+
+int lat_chase(void *start, size_t n, bool own_cpu, const struct lat_reps *reps, struct lat_result *r)
 {
     static uint64_t llc;
     static bool have_llc;
@@ -109,10 +157,11 @@ int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r)
         have_llc = true;
     }
     /* A chain larger than the LLC: a fixed warm-up, as in the sweep (docs/latency.md "Sweep"). */
-    return lat_chase_warm(start, n, own_cpu, llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0, r);
+    return lat_chase_warm(start, n, own_cpu, reps, llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0, r);
 }
 
-int lat_chase_warm(void *start, size_t n, bool own_cpu, uint64_t warmup_loads, struct lat_result *r)
+int lat_chase_warm(void *start, size_t n, bool own_cpu, const struct lat_reps *reps, uint64_t warmup_loads,
+                   struct lat_result *r)
 {
     struct chase_opts o;
     struct chase_result cr;
@@ -120,6 +169,18 @@ int lat_chase_warm(void *start, size_t n, bool own_cpu, uint64_t warmup_loads, s
     o.warmup_loads = warmup_loads;
     if (plat_config()->minimal && (!warmup_loads || warmup_loads > LAT_MINIMAL_WARM_LOADS))
         o.warmup_loads = MIN((uint64_t)n, (uint64_t)LAT_MINIMAL_WARM_LOADS); /* emulated: no caches to warm */
+    size_t nrep = reps && reps->n ? reps->n : lat_replicates();
+    size_t of = reps && reps->of ? reps->of : nrep;
+    if (plat_config()->minimal) /* minimal samples means minimal: one replicate, the whole budget */
+        nrep = of = 1;
+    o.replicates = nrep;
+    o.budget_tsc = o.budget_tsc / of * nrep;
+    if (of > nrep) /* one of the figure's replicates measured apart: its share of the minimum (as the engine's) */
+        o.min_samples = MAX((o.min_samples + of - 1) / of, (size_t)MEAS_MIN_REPLICATE_SAMPLES);
+    if (reps && reps->buf) {
+        o.setup = fresh_chain;
+        o.setup_ctx = (void *)reps;
+    }
     bool counter = own_cpu && pmu_core_cycles_method(); /* read on the benchmark's own CPU only */
     uint64_t c0 = 0, t0 = 0;
     bool ok0 = counter_read(counter, &c0, &t0);
@@ -130,7 +191,7 @@ int lat_chase_warm(void *start, size_t n, bool own_cpu, uint64_t warmup_loads, s
         *r = (struct lat_result){0};
         return rc;
     }
-    lat_result_from(r, samples, cr.samples, ratio, method);
+    lat_result_from(r, &cr.tsc_per_load, ratio, method);
     r->converged = cr.converged;
     r->budget_hit = cr.budget_hit;
     r->loads = cr.loads_total;
@@ -336,6 +397,19 @@ struct placed_sample {
     uint32_t failed;
 };
 
+/* Replicate k >= 1 of a placed row: a fresh permutation of its lines. */
+static int placed_setup(void *ctx, size_t k)
+{
+    struct placed_sample *ps = ctx;
+    const struct lat_placed *p = ps->p;
+    if (k == 0 || !p->lines_buf)
+        return 0;
+    if (lat_lines_build(p->lines, p->lines_buf, p->lines_bytes, lat_rep_seed(p->seed, k), p->scratch) != 0)
+        return -1;
+    ps->pass.start = p->lines->start;
+    return 0;
+}
+
 static int placed_sample(void *ctx, uint64_t iters, uint64_t *ticks)
 {
     struct placed_sample *ps = ctx;
@@ -378,6 +452,8 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
         .max_samples = rounds,
         .target_ci = meas_ci_target(plat_config()->quick),
         .budget_ticks = lat_budget_ticks(),
+        .replicates = lat_replicates(),
+        .setup = placed_setup,
     };
 
     bool counter = pmu_core_cycles_method() != NULL;
@@ -395,7 +471,7 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
     }
     const char *method;
     double ratio = window_ratio(counter, ok0, c0, t0, &method);
-    lat_result_from(r, samples, m.st.n, ratio, method);
+    lat_result_from(r, &m.st, ratio, method);
     r->converged = m.converged;
     r->budget_hit = m.budget_hit;
     r->loads = m.iters_total * p->lines->n;

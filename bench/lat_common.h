@@ -10,6 +10,7 @@
 #include "bench/platform.h"
 #include "measure/stats.h"
 #include "measure/verdict.h"
+#include "measure/engine.h"
 
 #define LAT_MAX_SAMPLES 2048 /* per measurement (chase samples or placed rounds) */
 
@@ -28,10 +29,18 @@ struct lat_result {
 };
 
 double lat_tsc_to_ns(double tsc);
-/* Fills r from per-load TSC samples (sorted in place) and a core/TSC ratio. */
-void lat_result_from(struct lat_result *r, double *samples, size_t n, double ratio, const char *cycles_method);
-/* Sets r->v from the CI against the profile's target and r->converged (ok or noisy); suspect under
- * LAT_MIN_CYCLES_PER_LOAD core cycles per load (a dependent chain that fast is not a load latency). */
+/* Fills r from the statistics of TSC ticks per load and a core/TSC ratio. */
+void lat_result_from(struct lat_result *r, const struct stats *tsc, double ratio, const char *cycles_method);
+/* Combines n replicates of one figure measured apart (the sweep's passes; lat_result_rep keeps what is needed
+ * of each) into r by meas_combine (median and CI across them, converged when that CI reached the profile's
+ * target) and judges it. */
+void lat_result_combine(const struct meas_result *reps, size_t n, double ratio, const char *cycles_method,
+                        struct lat_result *r);
+/* What lat_result_combine needs of one replicate. */
+struct meas_result lat_result_rep(const struct lat_result *r);
+/* Sets r->v from the CI against the profile's target, r->converged and the profile's minimum n (ok or
+ * noisy); suspect under LAT_MIN_CYCLES_PER_LOAD core cycles per load (a dependent chain that fast is not a
+ * load latency). */
 #define LAT_MIN_CYCLES_PER_LOAD 1.0
 void lat_result_judge(struct lat_result *r);
 /* The keys every latency record shares: the figure `name` in ns through figure_json (measure/verdict.h:
@@ -46,14 +55,32 @@ uint64_t lat_budget_ticks(void);
 /* Chase options of the profile: budget per point lat_budget_ticks, at least meas_min_samples samples, stop
  * once the CI of the median is within meas_ci_target (quick 5 %, full 1 %). */
 void lat_chase_opts(struct chase_opts *o);
+/* Replicates of a chase (docs/measurement.md "Replicates"): how many this call measures, of how many the
+ * figure has (the time budget is shared by `of`), and where a fresh chain comes from: with buf, replicate k
+ * >= 1 chases a new permutation of the same lines (p's seed mixed with k) built over buf with scratch s. */
+struct lat_reps {
+    size_t n;  /* 0: the profile's (lat_replicates) */
+    size_t of; /* 0: n */
+    void *buf;
+    struct chain_params p;
+    struct lat_scratch *s;
+};
+/* The seed of replicate k of a chain seeded with seed (k = 0: seed itself). */
+uint64_t lat_rep_seed(uint64_t seed, size_t k);
+/* Replicates per latency figure: the profile's (meas_replicates), 1 in minimal mode (plat_config.minimal:
+ * the minimum samples, no stop rule to reach, no replicates). */
+size_t lat_replicates(void);
+
 /* Steady-state chase_measure of the chain at start (n elements of 64 bytes or more) on the calling CPU,
  * warmed by a pass over it, or by LAT_SWEEP_WARM_LOADS loads when its lines outgrow the LLC, with the PMU's cycle
  * counter around it when one is installed and own_cpu says the caller is the benchmark's own CPU (the
- * counter is only set up there). One lat_chase at a time (it owns the sample buffer).
+ * counter is only set up there), in the replicates `reps` says (NULL: the profile's, on the same chain; a
+ * fresh chain's replicate is warmed the same way). One lat_chase at a time (it owns the sample buffer).
  * Returns CHASE_OK or a CHASE_E* code. */
-int lat_chase(void *start, size_t n, bool own_cpu, struct lat_result *r);
+int lat_chase(void *start, size_t n, bool own_cpu, const struct lat_reps *reps, struct lat_result *r);
 /* The same with warmup_loads loads before anything is timed instead of a full pass (0: the pass). */
-int lat_chase_warm(void *start, size_t n, bool own_cpu, uint64_t warmup_loads, struct lat_result *r);
+int lat_chase_warm(void *start, size_t n, bool own_cpu, const struct lat_reps *reps, uint64_t warmup_loads,
+                   struct lat_result *r);
 
 /* Scratch for chain_build, grown on demand from the platform (default pages). */
 struct lat_scratch {
@@ -123,6 +150,11 @@ struct lat_step {
 
 struct lat_placed {
     struct lat_lines *lines;
+    /* Optional, for replicates with a fresh permutation of the lines (replicate k >= 1: lat_lines_build over
+     * lines_buf with lat_rep_seed(seed, k)); NULL lines_buf: every replicate uses the lines as they are. */
+    void *lines_buf;
+    uint64_t lines_bytes, seed;
+    struct lat_scratch *scratch;
     struct lat_evict *evict; /* for LAT_OP_EVICT steps */
     struct lat_step steps[LAT_MAX_STEPS];
     size_t n_steps;
@@ -130,7 +162,8 @@ struct lat_placed {
     size_t rounds, warm;    /* measured rounds, and rounds before them that are thrown away */
 };
 
-/* Measures through the engine (sample mode): warm rounds thrown away, the empty timed region on the measurer
+/* Measures through the engine (sample mode), in the profile's replicates (each a fresh permutation of the
+ * lines when lines_buf is set): warm rounds thrown away, the empty timed region on the measurer
  * as the overhead, then up to `rounds` rounds of: every step in order (each on its CPU, waited for), then
  * one timed pass on the measurer, until the profile's CI target or time budget. r gets TSC ticks per load; the ratio is the platform's (or the
  * counter hook's, when the measurer is the benchmark's own CPU). Returns 0, or -1 when a CPU failed (its
@@ -138,8 +171,8 @@ struct lat_placed {
 int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *failed_cpu);
 /* One round (steps + pass) without statistics, for replays (PEBS hook). 0 or -1. */
 int lat_placed_round(const struct lat_placed *p, struct lat_pass *pass);
-/* Rounds per placed measurement for the profile: at most quick 15 (+1 warm), full 101 (+2 warm); the engine
- * stops earlier once the CI of the median reaches the profile's target (at least meas_min_samples rounds)
+/* Rounds per placed measurement (per replicate) for the profile: at most quick 15 (+1 warm), full 101 (+2
+ * warm); the engine stops earlier once the CI of the median reaches the profile's target (at least meas_min_samples rounds)
  * or the time budget is used. */
 void lat_placed_rounds(size_t *rounds, size_t *warm);
 /* Overhead regions of a placed row in minimal mode (plat_config.minimal), instead of CHASE_OVERHEAD_REPS. */

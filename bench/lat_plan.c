@@ -203,6 +203,11 @@ uint64_t lat_dram_bytes(const struct cache_sizes *c, bool quick, uint64_t cap)
     return MAX(ALIGN_DOWN(w, MiB(2)), MiB(2));
 }
 
+uint64_t lat_fresh_max_bytes(const struct cache_sizes *c)
+{
+    return c && c->llc ? 2 * c->llc : MiB(64);
+}
+
 uint64_t lat_l1_bytes(const struct cache_sizes *c)
 {
     uint64_t w = c && c->l1 ? c->l1 / 2 : KiB(16);

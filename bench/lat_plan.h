@@ -45,6 +45,10 @@ uint64_t lat_sweep_top_want(uint64_t llc, uint64_t cap, uint64_t want);
 #define LAT_SWEEP_DENSE_LLC 2
 /* Loads that warm a sweep chain larger than the LLC before it is timed (instead of a pass over all of it). */
 #define LAT_SWEEP_WARM_LOADS (1u << 16)
+/* With replicates (R > 1): above the LLC LAT_SWEEP_WARM_LOADS / R loads per replicate, at least this many; below
+ * it a chain of more than LAT_SWEEP_WARM_LOADS lines gets LAT_SWEEP_WARM_LOADS loads per replicate instead of a
+ * full pass (docs/measurement.md "Replicates"). */
+#define LAT_SWEEP_REP_WARM_MIN 4096u
 size_t lat_sweep_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t llc, uint64_t align, uint64_t *out,
                       size_t max);
 
@@ -92,6 +96,11 @@ uint64_t lat_evict_chunk(const struct cache_sizes *c, int levels);
 /* Working set for the DRAM rows and the NUMA matrix: 8 x the LLC, at least 64 MiB (quick: 2 x, at least
  * 16 MiB), capped by `cap` (0: none), a multiple of 2 MiB, at least 2 MiB. */
 uint64_t lat_dram_bytes(const struct cache_sizes *c, bool quick, uint64_t cap);
+/* The largest chain a replicate rebuilds as a fresh permutation (docs/measurement.md "Replicates"): twice the
+ * LLC (64 MiB when unknown). A DRAM-sized chain of millions of random lines gives the same latency in every
+ * permutation, while its rebuild and warm-up pass cost about a second each: its replicates go on chasing the
+ * same chain, at other moments. */
+uint64_t lat_fresh_max_bytes(const struct cache_sizes *c);
 
 /* L1 row: a chase over half the L1 (16 KiB without one), a multiple of 1 KiB. */
 uint64_t lat_l1_bytes(const struct cache_sizes *c);

@@ -5,6 +5,7 @@
 #include "kernel/fmt.h"
 #include "measure/stats_json.h"
 #include "measure/knee.h"
+#include "measure/engine.h"
 #include "bench/lat_common.h"
 #include "measure/rand.h"
 #include "measure/timing.h"
@@ -23,6 +24,7 @@ struct series {
     uint64_t bytes[LAT_MAX_POINTS];
     double ns[LAT_MAX_POINTS], cycles[LAT_MAX_POINTS], cv[LAT_MAX_POINTS];
     double ci[LAT_MAX_POINTS]; /* half-width of the median's 95 % CI / the median */
+    enum quality q[LAT_MAX_POINTS]; /* each point's verdict: a plateau's is the worst of its points' */
     double seconds;
     double ratio0, ratio1; /* core/TSC ratio on the benchmark's CPU before and after the series (0: not measured) */
     int tries;             /* 2 when a clock drift made it measure the series again */
@@ -88,11 +90,16 @@ static bool drifted(double r0, double r1)
 
 /* The points of the series being measured (one series at a time), kept until its records are written. */
 static struct {
-    struct lat_result r;
+    struct lat_result r;  /* the point's figure (after the passes: across its replicates) */
     size_t lines;
+    size_t grid_i;        /* its size in grid[] */
+    bool whole;           /* measured in all its replicates in pass 0 (above lat_fresh_max_bytes) */
+    size_t got;           /* replicates in rep[] */
+    struct meas_result rep[MEAS_REPLICATES_FULL];
 } pt[LAT_MAX_POINTS];
 
-/* One pass over the grid: s->bytes/ns/cycles/cv/ci and pt[] for every point that measured. */
+/* The series' passes over the grid (one per replicate): s->bytes/ns/cycles/cv/ci/q and pt[] for every point
+ * that measured in the first. */
 static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, uint64_t llc,
                            struct lat_scratch *scratch)
 {
@@ -117,49 +124,97 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     s->ok = true;
     s->page_bytes = buf.page_bytes;
     s->page_how = buf.page_how;
-    uint64_t last = 0;
+    /* Replicates interleaved in time (docs/measurement.md "Replicates"): R passes over the series' points, each
+     * point a fresh permutation (new seed) in every pass, so that a point's replicates are a whole pass apart,
+     * not back to back. Pass 0 decides the points (and where the page-by-page series ends); a point larger
+     * than lat_fresh_max_bytes (2x the LLC: millions of random lines, whose permutations all give the same
+     * latency while each rebuild costs as much as the chase) is measured in pass 0 alone, in R replicates on
+     * the one chain, back to back (as lat_chase does for the Table 2 DRAM rows). */
+    size_t reps = MIN(lat_replicates(), (size_t)MEAS_REPLICATES_FULL);
+    struct cache_sizes cs;
+    cache_sizes_from_cpuid(plat_cpuinfo(), &cs);
+    uint64_t fresh_max = lat_fresh_max_bytes(&cs);
     uint64_t page_top = lat_sweep_top(llc, 0); /* the page-by-page series goes no further than the LLC rule */
-    for (size_t i = 0; i < n_grid && s->n < LAT_MAX_POINTS; i++) {
-        struct chain_params p = {
-            .bytes = (size_t)grid[i],
-            .line = 64,
-            .page = KiB(4),
-            .mode = s->mode,
-            .seed = point_seed(cfg->seed, idx, i),
-        };
-        if (s->mode == CHAIN_PAGE) {
-            if (grid[i] > page_top) { /* sweep_top above the rule: the plateau is reached by then */
-                s->page_plateau = true;
+    for (size_t k = 0; k < reps; k++) {
+        uint64_t last = 0;
+        size_t end = k ? s->n : n_grid;
+        for (size_t j = 0; j < end; j++) {
+            size_t i = k ? pt[j].grid_i : j; /* the grid index */
+            if (!k && s->n >= LAT_MAX_POINTS)
+                break;
+            struct chain_params p = {
+                .bytes = (size_t)grid[i],
+                .line = 64,
+                .page = KiB(4),
+                .mode = s->mode,
+                .seed = lat_rep_seed(point_seed(cfg->seed, idx, i), k),
+            };
+            if (s->mode == CHAIN_PAGE) {
+                if (grid[i] > page_top) { /* sweep_top above the rule: the plateau is reached by then */
+                    s->page_plateau = true;
+                    break;
+                }
+                p.bytes = (size_t)ALIGN_DOWN(grid[i], KiB(4));
+                if (p.bytes == 0 || p.bytes == last)
+                    continue;
+            }
+            bool whole = reps > 1 && p.bytes > fresh_max; /* all its replicates in pass 0, on one chain */
+            if (k && pt[j].whole)
+                continue;
+            size_t n = 0;
+            void *start = lat_chain(buf.ptr, &p, scratch, &n);
+            s->build_seconds += lat_tsc_to_ns((double)lat_chain_last.ticks) * 1e-9;
+            s->build_cpus = MAX(s->build_cpus, lat_chain_last.cpus);
+            /* Above the LLC the built chain is already in a random cache and TLB state: a fixed number of loads
+             * warms the code and the walk (a full pass would cost as much as the bytes, docs/latency.md "Sweep");
+             * with replicates (R > 1) the R replicates of such a point share that warm-up, LAT_SWEEP_WARM_LOADS / R
+             * loads each (at least LAT_SWEEP_REP_WARM_MIN), as they share the sampling budget. Below the LLC a
+             * chain of more than LAT_SWEEP_WARM_LOADS lines is warmed by LAT_SWEEP_WARM_LOADS loads per replicate
+             * instead of a full pass (R full passes at L3 latency were most of the sweep's time; fewer loads than
+             * that left a chain in the state its build left it, not the chase's: docs/measurement.md
+             * "Replicates"); smaller chains, and every chain of the single-replicate profiles, get the full pass. */
+            bool above = llc && (uint64_t)n * 64 > llc;
+            uint64_t warm = above && reps > 1 ? MAX(LAT_SWEEP_WARM_LOADS / reps, (uint64_t)LAT_SWEEP_REP_WARM_MIN)
+                            : above || (reps > 1 && n > LAT_SWEEP_WARM_LOADS) ? LAT_SWEEP_WARM_LOADS
+                                                                              : 0;
+            /* this pass's replicate with its share of the budget, or all of them */
+            struct lat_reps one = {.n = whole ? reps : 1, .of = reps};
+            struct lat_result r;
+            if (!start || lat_chase_warm(start, n, true, &one, warm, &r) != CHASE_OK)
+                continue;
+            s->loads += r.loads;
+            last = p.bytes;
+            if (k) {
+                if (pt[j].got < MEAS_REPLICATES_FULL)
+                    pt[j].rep[pt[j].got++] = lat_result_rep(&r);
+                continue;
+            }
+            pt[s->n].grid_i = i;
+            pt[s->n].whole = whole;
+            pt[s->n].lines = n;
+            pt[s->n].r = r;
+            pt[s->n].rep[0] = lat_result_rep(&r);
+            pt[s->n].got = 1;
+            s->bytes[s->n] = (uint64_t)n * 64;
+            s->ns[s->n] = r.ns;
+            s->ci[s->n] = r.tsc.median > 0 ? (r.tsc.ci_hi - r.tsc.ci_lo) / (2 * r.tsc.median) : 1;
+            s->n++;
+            if (s->mode == CHAIN_PAGE && i + 1 < n_grid && lat_page_plateau(s->bytes, s->ns, s->ci, s->n, llc)) {
+                s->page_plateau = true; /* flat past the LLC: larger sets add cost, not information */
                 break;
             }
-            p.bytes = (size_t)ALIGN_DOWN(grid[i], KiB(4));
-            if (p.bytes == 0 || p.bytes == last)
-                continue;
         }
-        size_t n = 0;
-        void *start = lat_chain(buf.ptr, &p, scratch, &n);
-        s->build_seconds += lat_tsc_to_ns((double)lat_chain_last.ticks) * 1e-9;
-        s->build_cpus = MAX(s->build_cpus, lat_chain_last.cpus);
-        /* Above the LLC the built chain is already in a random cache and TLB state: a fixed number of loads
-         * warms the code and the walk (a full pass would cost as much as the bytes, docs/latency.md "Sweep"). */
-        uint64_t warm = llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0;
-        struct lat_result *r = &pt[s->n].r;
-        if (!start || lat_chase_warm(start, n, true, warm, r) != CHASE_OK)
-            continue;
-        s->loads += r->loads;
-
-        last = p.bytes;
-        pt[s->n].lines = n;
-        s->bytes[s->n] = (uint64_t)n * 64;
-        s->ns[s->n] = r->ns;
-        s->cycles[s->n] = r->cycles;
-        s->cv[s->n] = r->tsc.spread;
-        s->ci[s->n] = r->tsc.median > 0 ? (r->tsc.ci_hi - r->tsc.ci_lo) / (2 * r->tsc.median) : 1;
-        s->n++;
-        if (s->mode == CHAIN_PAGE && i + 1 < n_grid && lat_page_plateau(s->bytes, s->ns, s->ci, s->n, llc)) {
-            s->page_plateau = true; /* flat past the LLC: larger sets add cost, not information */
-            break;
-        }
+    }
+    /* Each point's figure: across its replicates (median of the replicates' medians and its interval). */
+    for (size_t j = 0; j < s->n; j++) {
+        struct lat_result *r = &pt[j].r;
+        if (!pt[j].whole && pt[j].got > 1)
+            lat_result_combine(pt[j].rep, pt[j].got, r->ratio, r->cycles_method, r);
+        s->ns[j] = r->ns;
+        s->cycles[j] = r->cycles;
+        s->cv[j] = r->tsc.spread;
+        s->ci[j] = r->tsc.median > 0 ? (r->tsc.ci_hi - r->tsc.ci_lo) / (2 * r->tsc.median) : 1;
+        s->q[j] = r->v.q;
     }
     plat_free(&buf);
     s->ratio1 = ratio_now(self.id);
@@ -261,6 +316,8 @@ static struct {
     size_t n;
     bool have;       /* a reference series was chosen */
     bool disturbed;  /* ... and it was disturbed (no steady series existed) */
+    uint64_t page;   /* the reference series' page size */
+    uint64_t top;    /* and its largest size */
 } ref;
 
 /* The first plateau's latency of a curve (the L1 plateau when the curve starts inside the L1), 0 when the curve
@@ -315,6 +372,36 @@ size_t lat_sweep_pick_reference(const struct lat_sweep_curve *c, size_t n, bool 
     return best;
 }
 
+/* A plateau's figure from the sweep points it spans, sizes in [from, to] (its knee_level from/to; to 0: no
+ * plateau, no points): n the points, median the plateau's latency, the interval the distribution-free one of
+ * the points' medians (stats_median_ci_ranks; widened to hold the latency), and the worst verdict of the points
+ * (verdict_derived; a curve without verdicts, c->q NULL, counts its points ok). */
+static void plateau_figure(const struct lat_sweep_curve *c, uint64_t from, uint64_t to, double latency,
+                           struct stats *st, struct verdict *v)
+{
+    double med[LAT_MAX_POINTS];
+    enum quality q[LAT_MAX_POINTS];
+    size_t n = 0;
+    for (size_t i = 0; i < c->n && i < LAT_MAX_POINTS; i++)
+        if (to && c->bytes[i] >= from && c->bytes[i] <= to) {
+            med[n] = c->ns[i];
+            q[n++] = c->q ? c->q[i] : QUALITY_OK;
+        }
+    *st = stats_derived(latency);
+    if (n) {
+        size_t lo, hi;
+        bool exact;
+        stats_sort(med, n);
+        stats_median_ci_ranks(n, &lo, &hi, &exact);
+        st->n = n;
+        st->ci_lo = MIN(med[lo], latency);
+        st->ci_hi = MAX(med[hi], latency);
+        st->min = MIN(med[0], st->ci_lo);
+        st->max = MAX(med[n - 1], st->ci_hi);
+    }
+    verdict_derived(v, q, n, "the plateau");
+}
+
 /* cache_inferred records from the curve of one series, matched against the CPUID data/unified caches. */
 static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const char *disturbed_why)
 {
@@ -352,6 +439,8 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
     ref.n = 0;
     ref.have = true;
     ref.disturbed = disturbed;
+    ref.page = s->page_bytes;
+    ref.top = s->n ? s->bytes[s->n - 1] : 0;
     char b1[24], b2[24];
     lat_bytes_text(s->page_bytes, b1, sizeof(b1));
     plat_printf("Cache levels inferred from the %s curve with %s pages (%d plateau(s) found)%s:\n", s->mode, b1, nl,
@@ -359,8 +448,13 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
     for (size_t i = 0; i < nc; i++) {
         char name[LEDGER_NAME_MAX], what[64], a[LEDGER_NAME_MAX + 8], b[32];
         fmt_snprintf(name, sizeof(name), "cache_inferred/%s/%lu/L%d", s->mode, (unsigned long)s->page_bytes, lv[i]);
-        struct verdict v = {.q = QUALITY_OK};
-        struct stats st = stats_derived(m[i].latency);
+        struct verdict v;
+        struct stats st;
+        const struct knee_level *pl = NULL; /* the plateau the matched knee ends */
+        for (size_t k = 0; k < used; k++)
+            if (m[i].inferred_bytes > 0 && levels[k].bytes == m[i].inferred_bytes)
+                pl = &levels[k];
+        plateau_figure(s, pl ? (uint64_t)pl->from : 0, pl ? (uint64_t)pl->to : 0, m[i].latency, &st, &v);
         int agrees = -1;
         if (disturbed)
             verdict_worsen(&v, QUALITY_SUSPECT, "the reference series was disturbed: %s", disturbed_why);
@@ -430,10 +524,11 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
         char name[LEDGER_NAME_MAX];
         fmt_snprintf(name, sizeof(name), "latency_plateau/%s/%lu/%lu", s->mode, (unsigned long)s->page_bytes,
                      (unsigned long)k);
-        struct verdict v = {.q = QUALITY_OK};
+        struct verdict v;
+        struct stats st;
+        plateau_figure(s, (uint64_t)levels[k].from, (uint64_t)levels[k].to, levels[k].latency, &st, &v);
         if (disturbed)
             verdict_worsen(&v, QUALITY_SUSPECT, "the reference series was disturbed: %s", disturbed_why);
-        struct stats st = stats_derived(levels[k].latency);
         struct json *j = plat_rec_begin("latency_plateau");
         json_kv_uint(j, "index", k);
         json_kv_uint(j, "bytes_from", (uint64_t)levels[k].from);
@@ -518,6 +613,34 @@ void lat_sweep_infer(const struct lat_sweep_curve *c, size_t n)
         return;
     }
     infer_caches(&c[best], disturbed, why);
+}
+
+uint64_t lat_sweep_reference_page(void) { return ref.have && ref.n ? ref.page : 0; }
+
+const char *lat_sweep_dram_plateau(uint64_t bytes, const char **why)
+{
+    const char *b = lat_sweep_plateau_at(bytes, why);
+    if (b && lat_sweep_reference_page() < MiB(2)) {
+        *why = "the sweep's reference series ran on 4 KiB pages: above the TLB reach its random chain pays a page "
+               "walk per load, a DRAM row's chain (2 MiB units, page by page) does not";
+        return NULL;
+    }
+    if (b || !ref.have || !ref.n)
+        return b;
+    if (ref.page < MiB(2)) {
+        if (bytes > (uint64_t)ref.lv[ref.n - 1].to)
+            *why = "the sweep's reference series ran on 4 KiB pages: above the TLB reach its random chain pays a "
+                   "page walk per load, a DRAM row's chain (2 MiB units, page by page) does not";
+        return NULL;
+    }
+    /* Above the curve's top: the last plateau holds it when it is flat up to the top (no rise after it). A
+     * DRAM access per load does not change with more bytes on pages whose TLB reach covers both sizes. */
+    const struct knee_level *last = &ref.lv[ref.n - 1];
+    if (bytes > last->to && (uint64_t)last->to == ref.top && ref.top) {
+        *why = NULL;
+        return ref.name[ref.n - 1];
+    }
+    return NULL;
 }
 
 const char *lat_sweep_plateau_at(uint64_t bytes, const char **why)
@@ -608,7 +731,7 @@ void lat_sweep_run(void)
             continue;
         curves[nc++] = (struct lat_sweep_curve){.mode = S[k].mode_name, .random = S[k].mode == CHAIN_RANDOM,
                                                 .page_bytes = S[k].page_bytes, .n = S[k].n, .bytes = S[k].bytes,
-                                                .ns = S[k].ns, .clock_steady = !drifted(S[k].ratio0, S[k].ratio1)};
+                                                .ns = S[k].ns, .q = S[k].q, .clock_steady = !drifted(S[k].ratio0, S[k].ratio1)};
     }
     lat_sweep_infer(curves, nc);
 }

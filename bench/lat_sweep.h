@@ -3,6 +3,7 @@
 #define PMB_BENCH_LAT_SWEEP_H
 
 #include "kernel/klib.h"
+#include "measure/verdict.h"
 
 /* Runs every series (random chain with 4 KiB, 2 MiB and, when possible, 1 GiB pages; page-by-page with
  * 4 KiB pages in the full profile) on the benchmark's CPU, each once more when its core/TSC ratio drifted
@@ -19,6 +20,7 @@ struct lat_sweep_curve {
     size_t n;              /* points, at most LAT_MAX_POINTS */
     const uint64_t *bytes; /* working sets, ascending */
     const double *ns;      /* median ns per load */
+    const enum quality *q; /* each point's verdict (NULL: not known, taken as ok): a plateau's is the worst of its points' */
     bool clock_steady;     /* its core/TSC ratio stayed within XC_TOL_RATIO from its start to its end */
 };
 
@@ -37,6 +39,13 @@ void lat_sweep_infer(const struct lat_sweep_curve *c, size_t n);
  * with the Table 2 rows; NULL with *why (the footprint lies below the first plateau, in the rise between two,
  * or above the last) when there is none. */
 const char *lat_sweep_plateau_at(uint64_t bytes, const char **why);
+/* The page size of the reference series (0: the sweep found no plateau). */
+uint64_t lat_sweep_reference_page(void);
+/* lat_sweep_plateau_at for a DRAM chain of `bytes`: also the last plateau when `bytes` lies above the curve's
+ * top and that plateau is flat up to the top (memory: its latency does not change with more bytes; the Table 2
+ * DRAM rows use 8 x the LLC, the sweep's top is 4 x); only where the reference series ran on pages of 2 MiB or
+ * more (its random chain then pays no page walks, as the DRAM rows' chains). NULL with *why otherwise. */
+const char *lat_sweep_dram_plateau(uint64_t bytes, const char **why);
 
 /* The crosscheck record of a Table 2 row (ledger figure `figure`, its footprint in bytes) against that plateau,
  * tolerance XC_TOL_LATENCY, both marked when they disagree; not judged, with the reason, when no plateau holds

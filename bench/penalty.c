@@ -9,6 +9,7 @@
 #include "measure/chain.h"
 #include "measure/chase.h"
 #include "measure/engine.h"
+#include "measure/rand.h"
 #include "measure/stats_json.h"
 #include "bench/cycle_accounting.h"
 #include "bench/platform.h"
@@ -32,9 +33,9 @@ double pm_diff_cv(double a, double cv_a, double b, double cv_b)
     return stats_sqrt(sa * sa + sb * sb) / (d < 0 ? -d : d);
 }
 
-void pm_penalty_verdict(struct verdict *v, const struct stats *c, bool converged, double target_ci)
+void pm_penalty_verdict(struct verdict *v, const struct stats *c, bool converged, double target_ci, size_t min_n)
 {
-    verdict_from_stats(v, c, converged, target_ci);
+    verdict_from_stats(v, c, converged, target_ci, min_n);
     if (v->q == QUALITY_UNAVAILABLE)
         return;
     if (!(c->median > 0))
@@ -79,6 +80,9 @@ void pm_stats_diff(const struct stats *a, const struct stats *b, struct stats *d
         .cv = pm_diff_cv(a->median, a->spread, b->median, b->spread),
         .ci_lo = m - hyp(a->median - a->ci_lo, b->ci_hi - b->median),
         .ci_hi = m + hyp(a->ci_hi - a->median, b->median - b->ci_lo),
+        .replicates = MIN(a->replicates, b->replicates),
+        .within_ci = MAX(a->within_ci, b->within_ci),
+        .between_spread = MAX(a->between_spread, b->between_spread),
     };
     d->spread = d->cv;
 }
@@ -87,9 +91,12 @@ void pm_stats_diff(const struct stats *a, const struct stats *b, struct stats *d
 
 #define REP8(s) s s s s s s s s
 
-/* A pointer chase through chase_run: 64 dependent loads per iteration. */
+/* A pointer chase through chase_run: 64 dependent loads per iteration. With a buffer (b), every replicate
+ * after the first chases a fresh permutation of the same lines (chase_setup). */
 struct pen_chase {
     void *p;
+    struct plat_buf *b, *scratch;
+    struct chain_params cp;
 };
 static void loop_chase(void *arg, uint64_t iters)
 {
@@ -286,7 +293,8 @@ static struct json *emit(const char *name, const struct stats *cyc, double ns, c
                          const char *reference, const struct pm_result *r, const char *suspect)
 {
     struct verdict v;
-    pm_penalty_verdict(&v, cyc, r ? r->converged : false, meas_ci_target(plat_config()->quick));
+    pm_penalty_verdict(&v, cyc, r ? r->converged : false, meas_ci_target(plat_config()->quick),
+                       meas_min_samples(plat_config()->quick));
     if (suspect)
         verdict_worsen(&v, QUALITY_SUSPECT, "%s", suspect);
     struct json *j = pm_penalty_begin(name, cyc, ns, &v, method, reference, r ? r->cycles_method : NULL);
@@ -389,22 +397,23 @@ static void emit_delta(const char *name, const struct pm_result *a, const struct
 /* Chase chain over `bytes` of b (random lines, or one line per 4 KiB page). NULL when it cannot. */
 static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, struct plat_buf *scratch);
 
-static void *build_chain(struct plat_buf *b, uint64_t bytes, enum chain_mode mode, struct plat_buf *scratch)
+static void *build_chain(struct plat_buf *b, uint64_t bytes, enum chain_mode mode, struct plat_buf *scratch,
+                         struct chain_params *p)
 {
-    struct chain_params p = {.bytes = (size_t)bytes, .line = 64, .page = 4096, .mode = mode,
-                             .lines_per_page = mode == CHAIN_PAGE ? 1 : 0, .seed = plat_config()->seed ^ 0x9e17};
-    return build_chain_p(b, &p, scratch);
+    *p = (struct chain_params){.bytes = (size_t)bytes, .line = 64, .page = 4096, .mode = mode,
+                               .lines_per_page = mode == CHAIN_PAGE ? 1 : 0, .seed = plat_config()->seed ^ 0x9e17};
+    return build_chain_p(b, p, scratch);
 }
 
 /* The DRAM chain of the Table 2 local_DRAM row (bench/lat_table2.c row_dram), so that "dram_local" means one
  * thing in the whole tool: on pages of 2 MiB or more, page-by-page over 2 MiB units with the lines of a unit
  * in random order (every load a DRAM access, no TLB miss); on smaller pages one random cycle. */
-static void *build_dram_chain(struct plat_buf *b, uint64_t bytes, struct plat_buf *scratch)
+static void *build_dram_chain(struct plat_buf *b, uint64_t bytes, struct plat_buf *scratch, struct chain_params *p)
 {
-    struct chain_params p = {.bytes = (size_t)bytes, .line = 64, .page = MiB(2),
-                             .mode = b->page_bytes >= MiB(2) ? CHAIN_PAGE : CHAIN_RANDOM,
-                             .seed = plat_config()->seed ^ 0x9e17};
-    return build_chain_p(b, &p, scratch);
+    *p = (struct chain_params){.bytes = (size_t)bytes, .line = 64, .page = MiB(2),
+                               .mode = b->page_bytes >= MiB(2) ? CHAIN_PAGE : CHAIN_RANDOM,
+                               .seed = plat_config()->seed ^ 0x9e17};
+    return build_chain_p(b, p, scratch);
 }
 
 static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, struct plat_buf *scratch)
@@ -427,10 +436,35 @@ static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, st
     return start;
 }
 
-static int chase_latency(void *start, struct pm_result *r)
+/* The engine's setup of a chase replicate: replicate 0 chases the chain as built, replicate k a new random
+ * permutation of the same lines (seed mixed with k), walked once; a DRAM-sized chain (lat_fresh_max_bytes)
+ * goes on as it is. */
+static int chase_setup(void *arg, size_t rep)
 {
-    struct pen_chase c = {start};
-    return pm_measure(loop_chase, &c, &opts, r);
+    struct pen_chase *c = arg;
+    if (rep == 0)
+        return MEAS_SETUP_FRESH;
+    struct cache_sizes cs;
+    cache_sizes_from_cpuid(plat_cpuinfo(), &cs);
+    if (!c->b || c->cp.bytes > lat_fresh_max_bytes(&cs))
+        return MEAS_SETUP_WARM;
+    struct chain_params p = c->cp;
+    uint64_t s = p.seed + rep;
+    p.seed = splitmix64_next(&s);
+    void *start = build_chain_p(c->b, &p, c->scratch);
+    if (!start)
+        return -1;
+    c->p = start;
+    return MEAS_SETUP_FRESH;
+}
+
+static int chase_latency(void *start, struct plat_buf *b, const struct chain_params *cp, struct plat_buf *scratch,
+                         struct pm_result *r)
+{
+    struct pen_chase c = {.p = start, .b = b, .scratch = scratch, .cp = *cp};
+    struct pm_opts o = opts;
+    o.setup = chase_setup;
+    return pm_measure(loop_chase, &c, &o, r);
 }
 
 /* L1 hit, and the split loads: a self-pointing 8-byte word (each load returns its own address), aligned, across
@@ -464,7 +498,7 @@ static void measure_l1_and_splits(struct pm_result *l1)
         uintptr_t self = (uintptr_t)w;
         memcpy(w, &self, sizeof(self));
         struct pm_result r;
-        struct pen_chase pc = {w};
+        struct pen_chase pc = {.p = w};
         if (pm_measure(loop_self, &pc, &opts, &r) != 0) {
             emit_unavailable(cases[i].name, "clock did not advance", ref);
             continue;
@@ -531,9 +565,11 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
             emit_unavailable(lv[i].name, "buffer allocation failed", lv[i].reference);
             continue;
         }
-        void *start = i == 2 ? build_dram_chain(&b, lv[i].ws, scratch) : build_chain(&b, lv[i].ws, CHAIN_RANDOM, scratch);
+        struct chain_params cp;
+        void *start = i == 2 ? build_dram_chain(&b, lv[i].ws, scratch, &cp)
+                             : build_chain(&b, lv[i].ws, CHAIN_RANDOM, scratch, &cp);
         struct pm_result r;
-        if (!start || chase_latency(start, &r) != 0) {
+        if (!start || chase_latency(start, &b, &cp, scratch, &r) != 0) {
             emit_unavailable(lv[i].name, start ? "clock did not advance" : "chain build failed", lv[i].reference);
             plat_free(&b);
             continue;
@@ -587,10 +623,12 @@ static void measure_dtlb(struct plat_buf *scratch)
         emit_unavailable(CA_P_DTLB, "no buffer with 2 MiB pages", ref);
         return;
     }
-    void *s4 = build_chain(&b4, bytes, CHAIN_PAGE, scratch);
-    void *s2 = build_chain(&b2, bytes, CHAIN_PAGE, scratch);
+    struct chain_params p4, p2;
+    void *s4 = build_chain(&b4, bytes, CHAIN_PAGE, scratch, &p4);
+    void *s2 = build_chain(&b2, bytes, CHAIN_PAGE, scratch, &p2);
     struct pm_result r4, r2;
-    if (!s4 || !s2 || chase_latency(s4, &r4) != 0 || chase_latency(s2, &r2) != 0) {
+    if (!s4 || !s2 || chase_latency(s4, &b4, &p4, scratch, &r4) != 0 ||
+        chase_latency(s2, &b2, &p2, scratch, &r2) != 0) {
         emit_unavailable(CA_P_DTLB, "chain or clock failure", ref);
     } else {
         double a = r4.cycles / CHASE_UNROLL, c2 = r2.cycles / CHASE_UNROLL;

@@ -236,7 +236,7 @@ static void record_result(const struct snippet *s, const struct meas_result *mr,
     struct stats st = mr->st;
     stats_scale(&st, r->ratio); /* TSC ticks (or scripted cycles) per copy -> core cycles per copy */
     struct verdict v;
-    verdict_from_stats(&v, &st, mr->converged, meas_ci_target(cfg->quick));
+    verdict_from_stats(&v, &st, mr->converged, meas_ci_target(cfg->quick), meas_min_samples(cfg->quick));
     if (v.q != QUALITY_UNAVAILABLE && !(r->cycles > 0))
         verdict_worsen(&v, QUALITY_SUSPECT, "%.3g cycles per copy: not positive (the code takes no measurable time, "
                                             "or the n vs 2n difference drowned in noise)", r->cycles);

@@ -24,9 +24,12 @@ void pm_opts_profile(struct pm_opts *o)
         .target_ci = meas_ci_target(quick),
         .warmup_iters = 64,
         .serialize = cfg->serialize,
+        .replicates = meas_replicates(quick),
     };
-    if (cfg->minimal)
+    if (cfg->minimal) {
         o->max_samples = o->min_samples; /* emulated: the minimum, no stop rule to reach */
+        o->replicates = 1;               /* minimal samples means minimal: no replicates */
+    }
 }
 
 struct pm_counted {
@@ -79,6 +82,8 @@ int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_resu
         .max_samples = o->max_samples,
         .target_ci = o->target_ci,
         .budget_ticks = o->budget_tsc,
+        .replicates = o->replicates,
+        .setup = o->setup,
     };
     struct meas_result m;
     if (meas_run(&spec, pm_samples, PM_MAX_SAMPLES, &m) != MEAS_OK)

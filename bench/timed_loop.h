@@ -19,14 +19,18 @@ struct pm_opts {
     uint64_t first_iters;            /* calibration starts here and doubles (0: 16) */
     bool fixed;                      /* no warm-up and no calibration: every sample runs first_iters (minimal mode) */
     enum timing_serialize serialize;
+    size_t replicates;               /* independent replicates (the engine's, docs/measurement.md; 0 -> 1) */
+    int (*setup)(void *arg, size_t rep); /* optional, before each replicate: a fresh chain, buffer offset */
 };
 
 #define PM_MAX_SAMPLES 512
 #define PM_MAX_ITERS (1ull << 34) /* calibration guard */
 #define PM_OVERHEAD_REPS 15
 
-/* The profile's options (plat_config): quick: 20000-tick samples, 5..31 samples, 3 % CV, 2 ms budget per
- * point; full: 200000 ticks, 11..201, 1 %, 50 ms; time_budget_ms overrides the budget. */
+/* The profile's options (plat_config): quick: 20000-tick samples, 7..31 samples, CI target 5 %, 2 ms budget
+ * per point, one replicate; full: 200000 ticks, 11..201, 1 %, 50 ms, meas_replicates(false) replicates (the
+ * budget shared among them); time_budget_ms overrides the budget. Minimal mode (emulated): the minimum
+ * samples and one replicate. */
 void pm_opts_profile(struct pm_opts *o);
 
 struct pm_result {

@@ -29,11 +29,31 @@ void chase_opts_default(struct chase_opts *o)
     };
 }
 
+struct chase_ctx {
+    void *p;
+    const struct chase_opts *o;
+};
+
 /* The engine's body: iters x CHASE_UNROLL dependent loads, continuing where the last call stopped. */
 static void chase_body(void *ctx, uint64_t iters)
 {
-    void **pp = ctx;
-    *pp = chase_run(*pp, iters);
+    struct chase_ctx *c = ctx;
+    c->p = chase_run(c->p, iters);
+}
+
+/* Replicate rep: the first chases the chain it was given, the others the fresh one the caller's setup built. */
+static int chase_setup(void *ctx, size_t rep)
+{
+    struct chase_ctx *c = ctx;
+    if (rep == 0)
+        return MEAS_SETUP_FRESH;
+    void *p = c->o->setup ? c->o->setup(c->o->setup_ctx, rep) : CHASE_SAME_CHAIN;
+    if (!p)
+        return -1;
+    if (p == CHASE_SAME_CHAIN)
+        return MEAS_SETUP_WARM;
+    c->p = p;
+    return MEAS_SETUP_FRESH;
 }
 
 int chase_measure(void *start, size_t n_elems, const struct chase_opts *o, double *sample_buf,
@@ -51,10 +71,10 @@ int chase_measure(void *start, size_t n_elems, const struct chase_opts *o, doubl
     uint64_t passes = o->warmup_passes ? o->warmup_passes : 1;
     if (n_elems > (UINT64_MAX - CHASE_UNROLL) / passes)
         return CHASE_EINVAL;
-    void *p = start;
+    struct chase_ctx c = {.p = start, .o = o};
     struct meas_spec spec = {
         .body = chase_body,
-        .ctx = &p,
+        .ctx = &c,
         .clock = o->clock,
         .clock_ctx = o->clock_ctx,
         .serialize = o->serialize,
@@ -69,11 +89,13 @@ int chase_measure(void *start, size_t n_elems, const struct chase_opts *o, doubl
         .max_samples = max_n,
         .target_ci = o->target_ci,
         .budget_ticks = o->budget_tsc,
+        .replicates = o->replicates,
+        .setup = chase_setup,
     };
     struct meas_result m;
     int rc = meas_run(&spec, sample_buf, sample_cap, &m);
     if (rc != MEAS_OK)
-        return rc == MEAS_EINVAL ? CHASE_EINVAL : CHASE_ECLOCK;
+        return rc == MEAS_EINVAL || rc == MEAS_ESETUP ? CHASE_EINVAL : CHASE_ECLOCK;
     r->tsc_per_load = m.st;
     r->samples = m.st.n;
     r->overhead_tsc = m.overhead;
@@ -82,6 +104,6 @@ int chase_measure(void *start, size_t n_elems, const struct chase_opts *o, doubl
     r->elapsed_tsc = m.elapsed;
     r->converged = m.converged;
     r->budget_hit = m.budget_hit;
-    r->end = p;
+    r->end = c.p;
     return CHASE_OK;
 }

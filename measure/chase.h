@@ -12,6 +12,11 @@
 
 /* A clock returning ticks; chase_opts.clock == NULL means the inline serialized RDTSC. */
 typedef uint64_t (*chase_clock_fn)(void *ctx);
+/* Replicate rep >= 1 of a chase (docs/measurement.md "Replicates"): returns the start of a fresh chain of the
+ * same n_elems elements (a new permutation, another offset), CHASE_SAME_CHAIN to go on chasing the chain as
+ * it is (warm: no warm-up pass), or NULL when it cannot. */
+#define CHASE_SAME_CHAIN ((void *)1)
+typedef void *(*chase_setup_fn)(void *ctx, size_t rep);
 
 struct chase_opts {
     uint64_t min_sample_tsc;         /* a sample lasts at least this many ticks (sets loads_per_sample) */
@@ -25,14 +30,18 @@ struct chase_opts {
     enum timing_serialize serialize; /* fencing of the built-in clock (measure/timing.h) */
     chase_clock_fn clock;            /* NULL: timing_read(serialize); tests inject a fake clock here */
     void *clock_ctx;
+    size_t replicates;               /* independent replicates (0 -> 1), budget_tsc shared among them */
+    chase_setup_fn setup;            /* replicates >= 1 chase setup(setup_ctx, rep); NULL: the same chain */
+    void *setup_ctx;
 };
 
 /* min_sample_tsc 100000 (tens of microseconds: the 30-60 tick timer overhead is < 0.1% of it), no budget,
- * 11..cap samples, target robust CV 1%, one warm-up pass, LFENCE serialization, built-in clock. */
+ * 11..cap samples, CI target 1%, one warm-up pass, LFENCE serialization, built-in clock, one replicate. */
 void chase_opts_default(struct chase_opts *o);
 
 struct chase_result {
-    struct stats tsc_per_load; /* TSC ticks per load: (sample ticks - overhead) / loads_per_sample */
+    struct stats tsc_per_load; /* TSC ticks per load: (sample ticks - overhead) / loads_per_sample (replicates:
+                                  across them, stats_replicates) */
     size_t samples;
     double overhead_tsc;       /* median ticks of an empty timed region (clock pair + call), subtracted */
     uint64_t loads_per_sample; /* a multiple of CHASE_UNROLL */
@@ -40,7 +49,7 @@ struct chase_result {
     uint64_t elapsed_tsc;      /* ticks from the first to the last clock read of the call */
     bool converged;            /* sampling ended because the CI reached target_ci */
     bool budget_hit;           /* sampling ended because budget_tsc ran out */
-    void *end;                 /* element the chase stopped on: start advanced by loads_total links */
+    void *end;                 /* element the chase stopped on (one replicate: start advanced by loads_total links) */
 };
 
 #define CHASE_OK 0

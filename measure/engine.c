@@ -52,17 +52,14 @@ static NOINLINE int region(struct run *rn, uint64_t iters, double *ticks, uint64
     return MEAS_OK;
 }
 
-int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
+static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r, bool warm)
 {
     double ov[MEAS_MAX_OVERHEAD_REPS];
     double dt;
     uint64_t raw;
     int rc;
 
-    if (r)
-        *r = (struct meas_result){0};
-    if (!s || !r || !buf || cap == 0 || (!s->body == !s->sample) || (s->base && !s->body) || s->overhead_reps > MEAS_MAX_OVERHEAD_REPS)
-        return MEAS_EINVAL;
+    *r = (struct meas_result){0};
     size_t max_n = (s->max_samples && s->max_samples < cap) ? s->max_samples : cap;
     size_t min_n = s->min_samples ? MIN(s->min_samples, max_n) : 1;
     double work = s->work_per_iter > 0 ? s->work_per_iter : 1;
@@ -73,7 +70,7 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
     rn.t_end = t_begin;
 
     /* 1. Warm-up: caches, TLBs, page-walk caches and branch predictors filled before anything counts. */
-    if (s->body && s->warmup_iters) {
+    if (s->body && s->warmup_iters && !warm) {
         s->body(s->ctx, s->warmup_iters);
         rn.iters_total += s->warmup_iters;
         if (s->base) {
@@ -145,6 +142,78 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
     r->budget_hit = budget_hit;
     return MEAS_OK;
 
+fail:
+    *r = (struct meas_result){0};
+    return rc;
+}
+
+void meas_combine(const struct meas_result *reps, size_t n, double target_ci, struct meas_result *r)
+{
+    struct stats st[MEAS_MAX_REPLICATES] = {0};
+    *r = (struct meas_result){0};
+    n = MIN(n, (size_t)MEAS_MAX_REPLICATES);
+    for (size_t k = 0; k < n; k++) {
+        st[k] = reps[k].st;
+        r->budget_hit = r->budget_hit || reps[k].budget_hit;
+        r->iters_total += reps[k].iters_total;
+        r->elapsed += reps[k].elapsed;
+        r->iters = reps[k].iters;
+        r->overhead = reps[k].overhead;
+    }
+    stats_replicates(st, n, &r->st);
+    if (r->st.replicates == 1) { /* one replicate: its own stop rule is the figure's */
+        for (size_t k = 0; k < n; k++)
+            if (reps[k].st.n)
+                r->converged = reps[k].converged;
+        return;
+    }
+    /* The figure's stop rule: its interval across the replicates reached the target (a replicate's own rule
+     * only decided how long that replicate sampled). */
+    size_t lo, hi;
+    bool exact;
+    stats_median_ci_ranks(r->st.replicates, &lo, &hi, &exact);
+    double am = r->st.median < 0 ? -r->st.median : r->st.median;
+    r->converged = r->st.replicates > 0 && exact && target_ci > 0 && (r->st.ci_hi - r->st.ci_lo) / 2 <= target_ci * am;
+}
+
+int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
+{
+    if (r)
+        *r = (struct meas_result){0};
+    if (!s || !r || !buf || cap == 0 || (!s->body == !s->sample) || (s->base && !s->body) ||
+        s->overhead_reps > MEAS_MAX_OVERHEAD_REPS || s->replicates > MEAS_MAX_REPLICATES)
+        return MEAS_EINVAL;
+    size_t n = s->replicates ? s->replicates : 1;
+    if (n == 1) { /* one replicate: the protocol as it is, after its setup */
+        int st = s->setup ? s->setup(s->ctx, 0) : MEAS_SETUP_FRESH;
+        if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM)
+            return MEAS_ESETUP;
+        return run_one(s, buf, cap, r, false);
+    }
+
+    /* Replicates: each the whole protocol on freshly prepared state, with its share of the time budget, so
+     * that the figure's interval holds what the setup (buffer, permutation, pages) and the moment change. */
+    struct meas_result reps[MEAS_MAX_REPLICATES];
+    struct meas_spec one = *s;
+    uint64_t iters0 = s->iters;
+    one.budget_ticks = s->budget_ticks / n + (s->budget_ticks && s->budget_ticks < n);
+    /* min_samples is the figure's: each replicate takes its share, never fewer than 3 (a median one outlier
+     * cannot move); its own stop rule still needs 6 for an interval, so a cheap replicate takes 6 or more. */
+    one.min_samples = MAX((s->min_samples + n - 1) / n, (size_t)MEAS_MIN_REPLICATE_SAMPLES);
+    int rc;
+    for (size_t k = 0; k < n; k++) {
+        int st = s->setup ? s->setup(s->ctx, k) : (k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH);
+        if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM) {
+            rc = MEAS_ESETUP;
+            goto fail;
+        }
+        /* calibration starts where the previous replicate's ended: one region confirms it, not a doubling */
+        one.iters = k && reps[k - 1].iters > iters0 ? reps[k - 1].iters : iters0;
+        if ((rc = run_one(&one, buf, cap, &reps[k], st == MEAS_SETUP_WARM && k > 0)) != MEAS_OK)
+            goto fail;
+    }
+    meas_combine(reps, n, s->target_ci, r);
+    return MEAS_OK;
 fail:
     *r = (struct meas_result){0};
     return rc;

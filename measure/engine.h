@@ -33,6 +33,13 @@
 
 /* Runs `iters` units of the measured work (0: none, the call alone). State lives in ctx and carries over. */
 typedef void (*meas_body_fn)(void *ctx, uint64_t iters);
+/* Replicate mode: prepares replicate `rep` (0..replicates-1) before its warm-up: a fresh buffer offset, chain
+ * permutation (new seed), page placement or line set. MEAS_SETUP_FRESH (0): new state, warmed up as usual;
+ * MEAS_SETUP_WARM: the state is the previous replicate's and already warm (body mode skips warmup_iters, a
+ * full pass over a chain far larger than the caches); anything else: it cannot (MEAS_ESETUP). */
+#define MEAS_SETUP_FRESH 0
+#define MEAS_SETUP_WARM 1
+typedef int (*meas_setup_fn)(void *ctx, size_t rep);
 /* A clock in ticks. */
 typedef uint64_t (*meas_clock_fn)(void *ctx);
 /* One timed region of `iters` units of work (0: the empty region) timed by the caller: 0 with *ticks set,
@@ -60,7 +67,13 @@ struct meas_spec {
     size_t max_samples;        /* at most this many (0 or above the buffer: the buffer) */
     double target_ci;          /* stop once the CI half-width / median is <= this; <= 0: never early */
     uint64_t budget_ticks;     /* stop once sampling has taken this long (min_samples still taken); 0: none */
+    size_t replicates;         /* independent replicates (0 -> 1, at most MEAS_MAX_REPLICATES), each the whole
+                                  protocol after setup(ctx, rep), budget_ticks / replicates each */
+    meas_setup_fn setup;       /* optional: called before every replicate (also the first) */
 };
+
+#define MEAS_MAX_REPLICATES STATS_MAX_REPLICATES
+#define MEAS_MIN_REPLICATE_SAMPLES 3 /* per replicate: a median that one outlier cannot move */
 
 #define MEAS_MAX_ITERS (1ull << 34)
 
@@ -71,24 +84,43 @@ struct meas_spec {
 #define MEAS_CI_TARGET_QUICK 0.05
 static inline double meas_ci_target(bool quick) { return quick ? MEAS_CI_TARGET_QUICK : MEAS_CI_TARGET_FULL; }
 static inline size_t meas_min_samples(bool quick) { return quick ? 7 : 11; }
+/* Replicates per figure (docs/measurement.md "Replicates"): full 9, the fewest whose distribution-free 95 %
+ * interval of the median (x[1]..x[7] of the sorted replicate medians, 96.1 %) leaves out the most extreme
+ * replicate on each side; quick 1 (its interval is the precision within the run). */
+#define MEAS_REPLICATES_FULL 9
+#define MEAS_REPLICATES_QUICK 1
+static inline size_t meas_replicates(bool quick) { return quick ? MEAS_REPLICATES_QUICK : MEAS_REPLICATES_FULL; }
 
 struct meas_result {
-    struct stats st;          /* ticks per unit of work over the samples */
+    struct stats st;          /* ticks per unit of work over the samples (replicates > 1: stats_replicates) */
     double overhead;          /* ticks of the empty region, subtracted */
     uint64_t iters;           /* iterations per sample */
     uint64_t iters_total;     /* every iteration run: warm-up, calibration, samples */
     uint64_t elapsed;         /* ticks from the first to the last clock read */
-    bool converged;           /* sampling ended because the CI reached target_ci */
-    bool budget_hit;          /* sampling ended because budget_ticks ran out */
+    bool converged;           /* sampling ended because the CI reached target_ci (replicates: the interval
+                                 across them, meas_combine) */
+    bool budget_hit;          /* sampling ended because budget_ticks ran out (in some replicate) */
 };
 
 #define MEAS_OK 0
 #define MEAS_EINVAL (-1) /* bad argument */
 #define MEAS_ECLOCK (-2) /* the clock went backwards, or stood still as iterations grew */
 #define MEAS_ESAMPLE (-3) /* the sample function failed */
+#define MEAS_ESETUP (-4)  /* the setup function failed */
 
 /* Runs the protocol above with samples in buf[0..cap) (sorted ascending on return). Returns MEAS_OK or an
- * error; on error r is zeroed. The caller owns the environment (interrupts off, one CPU, fixed clock). */
+ * error; on error r is zeroed. The caller owns the environment (interrupts off, one CPU, fixed clock).
+ * With replicates > 1 the protocol runs once per replicate, each after setup(ctx, k) and with its own
+ * warm-up (skipped when setup says MEAS_SETUP_WARM), overhead and calibration (starting from the previous
+ * replicate's iterations), at least max(MEAS_MIN_REPLICATE_SAMPLES, ceil(min_samples / replicates)) samples
+ * and budget_ticks / replicates, the buffer reused (on return it holds the last replicate's samples); r
+ * combines them by meas_combine. */
 int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r);
+
+/* Combines replicates measured apart (e.g. the sweep's passes over its grid, each point once per pass):
+ * r->st by stats_replicates; converged when a 95 % interval across the replicates exists (6 or more) and is
+ * within target_ci of the median (the figure's stop rule; one replicate: its own); budget_hit when any replicate hit its budget;
+ * iters_total and elapsed summed, iters and overhead the last replicate's. n at most MEAS_MAX_REPLICATES. */
+void meas_combine(const struct meas_result *reps, size_t n, double target_ci, struct meas_result *r);
 
 #endif

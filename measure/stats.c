@@ -202,6 +202,78 @@ void stats_scale(struct stats *s, double k)
     s->ci_hi *= k;
 }
 
+static double median_of(double *v, size_t n)
+{
+    stats_sort(v, n);
+    return stats_quantile_sorted(v, n, 0.5);
+}
+
+void stats_replicates(const struct stats *reps, size_t r, struct stats *out)
+{
+    double med[STATS_MAX_REPLICATES], w[STATS_MAX_REPLICATES];
+    size_t m = 0;
+    *out = (struct stats){0};
+    if (r > STATS_MAX_REPLICATES)
+        r = STATS_MAX_REPLICATES;
+    for (size_t k = 0; k < r; k++) {
+        if (reps[k].n == 0)
+            continue;
+        if (m == 0) {
+            out->min = reps[k].min;
+            out->max = reps[k].max;
+        }
+        out->min = MIN(out->min, reps[k].min);
+        out->max = MAX(out->max, reps[k].max);
+        out->n += reps[k].n;
+        med[m++] = reps[k].median;
+    }
+    if (m == 0)
+        return;
+    if (m == 1) { /* one replicate is a plain series: its own statistics and interval */
+        for (size_t k = 0; k < r; k++)
+            if (reps[k].n)
+                *out = reps[k];
+        out->replicates = 1;
+        out->within_ci = out->between_spread = 0;
+        return;
+    }
+    out->replicates = m;
+    /* the location and its interval: across the replicates */
+    stats_sort(med, m);
+    out->median = stats_quantile_sorted(med, m, 0.5);
+    size_t lo, hi;
+    bool exact;
+    stats_median_ci_ranks(m, &lo, &hi, &exact);
+    out->ci_lo = med[lo];
+    out->ci_hi = med[hi];
+    out->between_spread = stats_robust_cv(med, m);
+    /* what the samples within a replicate look like: the typical replicate's */
+#define TYPICAL(field)                                                                                            \
+    do {                                                                                                       \
+        size_t i = 0;                                                                                          \
+        for (size_t k = 0; k < r; k++)                                                                         \
+            if (reps[k].n)                                                                                     \
+                w[i++] = reps[k].field;                                                                        \
+        out->field = median_of(w, i);                                                                          \
+    } while (0)
+    TYPICAL(p10);
+    TYPICAL(p90);
+    TYPICAL(mean);
+    TYPICAL(stddev);
+    TYPICAL(cv);
+    TYPICAL(spread);
+#undef TYPICAL
+    size_t i = 0;
+    for (size_t k = 0; k < r; k++) {
+        if (!reps[k].n)
+            continue;
+        double am = reps[k].median < 0 ? -reps[k].median : reps[k].median;
+        double half = (reps[k].ci_hi - reps[k].ci_lo) / 2;
+        w[i++] = am > 0 ? half / am : (half > 0 ? __builtin_inf() : 0);
+    }
+    out->within_ci = median_of(w, i);
+}
+
 static double recip(double k, double x) { return x > 0 ? k / x : 0; }
 
 void stats_reciprocal(const struct stats *x, double k, struct stats *out)
@@ -217,6 +289,9 @@ void stats_reciprocal(const struct stats *x, double k, struct stats *out)
         .spread = x->spread, /* likewise */
         .ci_lo = recip(k, x->ci_hi),
         .ci_hi = recip(k, x->ci_lo),
+        .replicates = x->replicates,
+        .within_ci = x->within_ci,           /* relative: kept to first order */
+        .between_spread = x->between_spread, /* likewise */
     };
     out->mean = out->median;
 }

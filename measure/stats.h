@@ -17,6 +17,12 @@ struct stats {
     double min, p10, median, p90, max, mean, stddev, cv;
     double spread;
     double ci_lo, ci_hi;
+    /* A figure measured in independent replicates (stats_replicates, docs/measurement.md "Replicates"):
+     * replicates > 1, median and CI across the replicates' medians; the rest describes the samples.
+     * 0 or 1: one series of samples, within_ci and between_spread unused. */
+    size_t replicates;
+    double within_ci;      /* median over the replicates of their own CI half-width / |median| (a fraction) */
+    double between_spread; /* robust CV of the replicates' medians (1.4826 MAD / |median|, a fraction) */
 };
 
 /* Ascending heapsort: in place, O(n log n) worst case, no recursion (kernel stacks are small). NaNs
@@ -36,6 +42,17 @@ void stats_compute(double *samples, size_t n, struct stats *out);
  * the normal approximation l = floor((n - 1.96 sqrt(n)) / 2) - 1 above, clamped to the sample). With
  * n < 6 no such interval exists: the whole sample (0, n-1) is returned and *exact is false. */
 void stats_median_ci_ranks(size_t n, size_t *lo, size_t *hi, bool *exact);
+
+/* Combines R >= 1 replicates' statistics (each from stats_compute, or from this function with R = 1) into
+ * one figure: median = the median of the replicate medians, ci_lo / ci_hi = the distribution-free interval
+ * of stats_median_ci_ranks over the R sorted replicate medians (R >= 6 for 95 %; below, the range of the
+ * medians), n = the samples of all replicates, min / max over all of them, p10 / p90 / spread / cv / mean
+ * the median of the replicates' values (they describe the samples within a replicate), within_ci and
+ * between_spread as in struct stats. Replicates with no samples are skipped; none left: every field 0; one
+ * left: its statistics as they are (replicates 1).
+ * R at most STATS_MAX_REPLICATES. */
+#define STATS_MAX_REPLICATES 32
+void stats_replicates(const struct stats *reps, size_t r, struct stats *out);
 
 /* Scales every location field of s by k > 0 (unit conversion); spread, cv and n are unchanged. */
 void stats_scale(struct stats *s, double k);

@@ -35,26 +35,58 @@ void verdict_unavailable(struct verdict *v, const char *reason)
     fmt_snprintf(v->reason, sizeof(v->reason), "%s", reason ? reason : "not measured");
 }
 
-void verdict_from_stats(struct verdict *v, const struct stats *s, bool converged, double target_ci)
+void verdict_from_stats(struct verdict *v, const struct stats *s, bool converged, double target_ci, size_t min_n)
 {
     *v = (struct verdict){.q = QUALITY_OK, .converged = converged};
     if (!s || s->n == 0) {
         verdict_unavailable(v, "no samples");
+        v->converged = false;
         return;
     }
     size_t lo, hi;
     bool exact;
-    stats_median_ci_ranks(s->n, &lo, &hi, &exact);
+    bool reps = s->replicates > 1;
+    stats_median_ci_ranks(reps ? s->replicates : s->n, &lo, &hi, &exact);
     if (!exact) {
-        verdict_worsen(v, QUALITY_NOISY, "%lu samples: too few for a 95 %% confidence interval (6 needed)",
-                       (unsigned long)s->n);
+        if (reps)
+            verdict_worsen(v, QUALITY_NOISY, "%lu replicates: too few for a 95 %% confidence interval (6 needed)",
+                           (unsigned long)s->replicates);
+        else
+            verdict_worsen(v, QUALITY_NOISY, "%lu samples: too few for a 95 %% confidence interval (6 needed)",
+                           (unsigned long)s->n);
         return;
     }
+    if (s->n < min_n)
+        verdict_worsen(v, QUALITY_NOISY, "%lu samples: the profile's minimum is %lu", (unsigned long)s->n,
+                       (unsigned long)min_n);
+    if (!converged)
+        verdict_worsen(v, QUALITY_NOISY, "sampling ended before its CI target (time budget or sample cap)");
     double am = s->median < 0 ? -s->median : s->median;
     double half = (s->ci_hi - s->ci_lo) / 2;
     if (target_ci > 0 && !(half <= target_ci * am))
         verdict_worsen(v, QUALITY_NOISY, "95 %% CI +-%.2f %% of the median, the profile's target is +-%.0f %%",
                        am > 0 ? 100 * half / am : 100.0, 100 * target_ci);
+}
+
+void verdict_derived(struct verdict *v, const enum quality *qs, size_t n, const char *what)
+{
+    *v = (struct verdict){.q = QUALITY_OK, .converged = n > 0};
+    if (n == 0) {
+        verdict_worsen(v, QUALITY_NOISY, "%s: derived from no measured figure", what ? what : "derived figure");
+        return;
+    }
+    enum quality worst = QUALITY_OK;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        enum quality q = qs[i] >= QUALITY_UNAVAILABLE ? QUALITY_SUSPECT : qs[i]; /* a value from nothing is suspect */
+        if (q > worst)
+            worst = q;
+        bad += q != QUALITY_OK;
+    }
+    if (worst != QUALITY_OK)
+        verdict_worsen(v, worst, "%s: %lu of the %lu figures it comes from not ok (worst: %s)",
+                       what ? what : "derived figure", (unsigned long)bad, (unsigned long)n, quality_name(worst));
+    v->converged = worst == QUALITY_OK;
 }
 
 void verdict_json(struct json *j, const struct verdict *v)
@@ -108,14 +140,28 @@ bool ledger_add(const char *name, const char *unit, const struct stats *s, enum 
 
 const struct ledger_entry *ledger_find(const char *name) { return find(name); }
 
-bool ledger_mark_suspect(const char *name)
+bool ledger_mark_suspect(const char *name, const char *why)
 {
     struct ledger_entry *e = find(name);
     if (!e)
         return false;
-    if (e->q < QUALITY_SUSPECT)
+    if (e->q < QUALITY_SUSPECT) {
         e->q = QUALITY_SUSPECT;
+        fmt_snprintf(e->why, sizeof(e->why), "%s", why && why[0] ? why : "a cross-check disagrees");
+    }
     return true;
+}
+
+enum quality ledger_final_quality(const char *name, enum quality q, const char **why)
+{
+    const struct ledger_entry *e = name ? find(name) : NULL;
+    if (why)
+        *why = NULL;
+    if (!e || e->q <= q)
+        return q;
+    if (why)
+        *why = e->why[0] ? e->why : quality_name(e->q);
+    return e->q;
 }
 
 void ledger_counts(size_t counts[QUALITY_COUNT], size_t *dropped)

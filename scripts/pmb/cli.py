@@ -1,4 +1,4 @@
-"""pmubench command line: run, parse, report, nightly, history, fleet, usb, snippet. See docs/host-tools.md."""
+"""pmubench command line: run, parse, report, nightly, history, fleet, usb, snippet, repro. See docs/host-tools.md."""
 import argparse
 import datetime
 import json
@@ -467,6 +467,11 @@ def cmd_usb(a):
 
 # ---- snippet ---------------------------------------------------------------------------------
 
+def cmd_repro(a):
+    from . import repro
+    return repro.command(a)
+
+
 def cmd_snippet(a):
     from . import snippet
     return snippet.command(a)
@@ -673,6 +678,12 @@ def build_parser():
                                        "cycles per iteration")
     snippet_arguments(r)
     r.set_defaults(fn=cmd_snippet)
+
+    from .repro import add_arguments as repro_arguments
+    r = sub.add_parser("repro", help="how often an ok figure's 95 %% CI holds the other runs' medians, per figure "
+                                     "class, over N logs or N runs of the hosted runner")
+    repro_arguments(r)
+    r.set_defaults(fn=cmd_repro)
     return p
 
 

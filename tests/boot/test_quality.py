@@ -57,6 +57,13 @@ def test_every_figure_has_n_ci_and_quality(booted):
             assert f["quality"] == "suspect" and f["n"] == 0, f["figure"]
             continue
         assert num(f["median"]), f["figure"]
+        if f["figure"].startswith(("latency_plateau/", "cache_inferred/")):
+            # A derived figure: n is the sweep points it comes from, its interval that of their medians, its
+            # verdict the worst of theirs; never ok from no point at all.
+            assert f["n"] >= 1 and f["ci_lo"] <= f["median"] <= f["ci_hi"], f["figure"]
+            assert f["min"] <= f["ci_lo"] and f["ci_hi"] <= f["max"], f["figure"]
+            assert f["p10"] is None and f["p90"] is None and f["spread"] is None, f["figure"]
+            continue
         if f["n"] > 0:
             # A sampled figure: its interval brackets its median and lies inside the samples.
             assert f["ci_lo"] <= f["median"] <= f["ci_hi"], f["figure"]
@@ -67,7 +74,6 @@ def test_every_figure_has_n_ci_and_quality(booted):
             if f["n"] < 6:
                 assert f["quality"] != "ok", f["figure"]  # no 95 % interval below 6 samples
         else:
-            # A derived figure (a plateau of the sweep): no samples of its own, no interval.
             assert f["ci_lo"] is None and f["ci_hi"] is None, f["figure"]
 
 
@@ -79,7 +85,14 @@ def test_noisy_means_the_interval_is_wider_than_the_quick_target(booted):
             half = (f["ci_hi"] - f["ci_lo"]) / 2
             assert half <= 0.05 * abs(f["median"]) * (1 + 1e-9), f["figure"]
         if f["quality"] == "noisy":
-            assert "CI" in f["quality_reason"] or "too few" in f["quality_reason"]
+            # one of the documented reasons (docs/measurement.md, "Verdicts"): the interval, too few samples
+            # for one, the stop rule that did not converge, the profile's minimum n, a derived figure's points
+            why = f["quality_reason"]
+            assert ("CI" in why or "too few" in why or "the profile's minimum" in why
+                    or "figures it comes from not ok" in why), (f["figure"], why)
+        if f["quality"] == "ok" and not f["figure"].startswith(("timer/", "latency_plateau/", "cache_inferred/")):
+            # ok needs a converged stop rule and the quick profile's minimum of 7 samples
+            assert f["converged"] is True and f["n"] >= 7, f["figure"]
 
 
 def test_penalties_never_negative_unless_suspect(booted):

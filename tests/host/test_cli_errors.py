@@ -91,6 +91,12 @@ NUMERIC = [
     (["snippet", "nop", "--print-config", "--timeout-ms", "0"], "--timeout-ms", "expected a number"),
     (["snippet", "nop", "--print-config", "--timeout", "nan"], "--timeout", "positive number"),
     (["snippet", "nop", "--print-config", "--timeout=-1"], "--timeout", "positive number"),
+    # repro (before any run of the hosted runner)
+    (["repro", "--runs", "1"], "--runs", "out of range"),
+    (["repro", "--runs", "1001"], "--runs", "out of range"),
+    (["repro", "--runs", "two"], "--runs", "not an integer"),
+    (["repro", "--taskset", "1-0"], "--taskset", "descending range"),
+    (["repro", "--taskset", "cpu1"], "--taskset", "not a CPU list"),
 ]
 
 
@@ -216,6 +222,7 @@ def test_nightly_junit_in_a_missing_directory_fails_before_the_ingest(work, caps
     (["fleet", "--png", "/missing/x.png"], "--png /missing/x.png: directory /missing does not exist"),
     (["run", "--out", "a.log"], "--out a.log: exists and is not a directory"),
     (["usb", "--image", "."], "--image .: is a directory"),
+    (["repro", "a.log", "a.log", "--save", "a.log"], "--save a.log: exists and is not a directory"),
 ])
 def test_output_paths_are_checked_before_the_work(work, capsys, argv, expect):
     dbp = ingested(work, capsys) if argv[0] in ("history", "fleet") else None

@@ -12,6 +12,8 @@
 
 #include "bench/cycle_accounting.h"
 #include "bench/penalty.h"
+#include "bench/crosscheck.h"
+#include "measure/verdict.h"
 #include "kernel/json.h"
 #include "tests/unit/bw_fake_platform.h"
 #include "tests/unit/fake_pmu.h"
@@ -82,6 +84,34 @@ static void test_penalty_registry(void **state)
     assert_int_equal(ca_penalty_set(CA_P_DTLB, 7.5, QUALITY_OK, NULL), 0);
     assert_true(ca_penalty_get(CA_P_DTLB, &v) && v == 7.5);
     assert_null(ca_penalty_dropped(CA_P_DTLB));
+}
+
+/* Cycle accounting reads the final verdict: a cross-check that disagrees after penalty.c set the penalty
+ * (dram_local against the Table 2 row) makes it suspect there too. */
+static void test_penalty_final_verdict(void **state)
+{
+    (void)state;
+    ca_penalty_reset();
+    ledger_reset();
+    crosscheck_reset();
+    fake_reset();
+    double v;
+    struct stats s = {.n = 11, .median = 300, .ci_lo = 299, .ci_hi = 301};
+    ledger_add("penalty/" CA_P_DRAM, "cycles", &s, QUALITY_OK);
+    assert_int_equal(ca_penalty_set(CA_P_DRAM, 300, QUALITY_OK, NULL), 0);
+    assert_true(ca_penalty_get(CA_P_DRAM, &v) && v == 300);
+    /* the cross-check after it: 90 ns vs 150 ns, the penalty blamed */
+    struct stats row = {.n = 11, .median = 150, .ci_lo = 149, .ci_hi = 151};
+    ledger_add("data_source/local_DRAM", "ns", &row, QUALITY_OK);
+    struct crosscheck xc = {.quantity = "local DRAM latency (penalty dram_local vs Table 2 row)",
+                            .a = "penalty/" CA_P_DRAM, .b = "data_source/local_DRAM", .a_value = 90, .b_value = 150,
+                            .unit = "ns", .tolerance = XC_TOL_DRAM, .blame = "penalty/" CA_P_DRAM};
+    assert_int_equal(crosscheck_emit(&xc), 0);
+    assert_false(ca_penalty_get(CA_P_DRAM, &v));
+    assert_string_equal(ca_penalty_dropped(CA_P_DRAM),
+                        "suspect: cross-check disagrees: local DRAM latency (penalty dram_local vs Table 2 row)");
+    ledger_reset(); /* the other tests set their penalties without ledger entries */
+    ca_penalty_reset();
 }
 
 /* A suspect penalty is dropped from the accounting, and the record and table say which and why. */
@@ -345,6 +375,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compute),
         cmocka_unit_test(test_penalty_registry),
+        cmocka_unit_test(test_penalty_final_verdict),
         cmocka_unit_test(test_suspect_penalty_dropped),
         cmocka_unit_test(test_count_through_pmu),
         cmocka_unit_test(test_fallback_is_reported),

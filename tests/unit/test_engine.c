@@ -204,6 +204,186 @@ static void test_sample_mode(void **state)
     assert_int_equal(meas_run(&s, buf, 64, &r), MEAS_ESAMPLE);
 }
 
+/* ---- replicates ---------------------------------------------------------------------------------------- */
+
+/* A remote whose pass takes a different time in every replicate (what a fresh permutation or buffer offset
+ * changes), set by the setup callback; the samples of one replicate differ by one tick. */
+struct reps {
+    uint64_t pass[16];
+    size_t cur, setups, calls;
+    size_t order[16]; /* setup calls, in order */
+    size_t fail_setup_at; /* 1-based; 0 never */
+    uint64_t t; /* the engine's clock: 1000 ticks per sample call */
+};
+
+static int reps_setup(void *ctx, size_t k)
+{
+    struct reps *r = ctx;
+    r->order[r->setups++] = k;
+    if (r->setups == r->fail_setup_at)
+        return -7;
+    r->cur = k;
+    return MEAS_SETUP_FRESH;
+}
+
+static int reps_sample(void *ctx, uint64_t iters, uint64_t *ticks)
+{
+    struct reps *r = ctx;
+    r->calls++;
+    r->t += 1000;
+    *ticks = iters ? r->pass[r->cur] + (r->calls % 2) : 0;
+    return 0;
+}
+
+static uint64_t reps_clock(void *ctx) { return ((struct reps *)ctx)->t; }
+
+static struct meas_spec reps_spec(struct reps *r, size_t n)
+{
+    return (struct meas_spec){
+        .sample = reps_sample,
+        .ctx = r,
+        .clock = reps_clock,
+        .clock_ctx = r,
+        .overhead_reps = 3,
+        .iters = 1,
+        .min_samples = 11,
+        .max_samples = 40,
+        .target_ci = 0.01,
+        .replicates = n,
+        .setup = reps_setup,
+    };
+}
+
+static void test_replicates(void **state)
+{
+    (void)state;
+    /* nine replicates whose passes take 1000..1080 ticks in a shuffled order */
+    struct reps r = {.pass = {1040, 1000, 1080, 1010, 1070, 1020, 1060, 1030, 1050}};
+    struct meas_spec s = reps_spec(&r, 9);
+    double buf[64];
+    struct meas_result m;
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_OK);
+    /* setup before every replicate, in order, each replicate the whole protocol */
+    assert_int_equal(r.setups, 9);
+    for (size_t k = 0; k < 9; k++)
+        assert_int_equal(r.order[k], k);
+    /* each replicate's own stop rule needs 6 samples for an interval and stops there (one tick of jitter on
+     * 1000); the figure did not converge: its interval across the replicates is +-2.9 %, the target 1 % */
+    assert_int_equal(m.st.n, 9 * 6);
+    assert_int_equal(m.st.replicates, 9);
+    assert_false(m.converged);
+    /* the figure: median of the replicate medians, the interval x[1]..x[7] of the 9 sorted medians */
+    assert_true(fabs(m.st.median - 1040.5) < 1e-9);
+    assert_true(fabs(m.st.ci_lo - 1010.5) < 1e-9 && fabs(m.st.ci_hi - 1070.5) < 1e-9);
+    assert_true(m.st.min == 1000 && m.st.max == 1081);
+    /* within a replicate the interval is a tick wide; between them the medians spread by 1.4826 x 20 / 1040.5 */
+    assert_true(m.st.within_ci < 0.001);
+    assert_true(fabs(m.st.between_spread - 1.4826 * 20 / 1040.5) < 1e-9);
+    /* replicates that agree within the target: the figure converges */
+    r = (struct reps){.pass = {1000, 1001, 1000, 1002, 1001, 1000, 1001, 1002, 1000}};
+    s = reps_spec(&r, 9);
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_OK);
+    assert_true(m.converged);
+    assert_true(fabs(m.st.median - 1001) < 1.0);
+    /* a setup that fails is an error, nothing partial */
+    r = (struct reps){.pass = {1000, 1000, 1000}, .fail_setup_at = 3};
+    s = reps_spec(&r, 3);
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_ESETUP);
+    assert_int_equal(m.st.n, 0);
+    assert_int_equal(r.setups, 3);
+    /* more replicates than the engine combines */
+    s.replicates = MEAS_MAX_REPLICATES + 1;
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_EINVAL);
+}
+
+static void test_replicates_budget(void **state)
+{
+    (void)state;
+    /* The budget is the figure's: three replicates share it, so together they sample about as long as one
+     * series would (every sample call advances the clock by 1000 ticks; no early stop). */
+    struct reps r = {.pass = {1000, 1000, 1000}};
+    struct meas_spec s = reps_spec(&r, 3);
+    s.min_samples = 6;
+    s.budget_ticks = 27000;
+    s.target_ci = 0;
+    double buf[64];
+    struct meas_result m;
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_OK);
+    assert_false(m.converged);
+    assert_true(m.budget_hit);
+    assert_true(m.st.n >= 27 && m.st.n <= 30); /* 9000 each: 9, or 10 with the sample that crossed it */
+    r = (struct reps){.pass = {1000}};
+    s = reps_spec(&r, 1);
+    s.min_samples = 6;
+    s.budget_ticks = 27000;
+    s.target_ci = 0;
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_OK);
+    assert_true(m.budget_hit);
+    assert_true(m.st.n >= 27 && m.st.n <= 28);
+    assert_int_equal(m.st.replicates, 0);
+    /* a short budget still gives every replicate its share of min_samples (11 / 3 -> 4) */
+    r = (struct reps){.pass = {1000, 1000, 1000}};
+    s = reps_spec(&r, 3);
+    s.budget_ticks = 3000;
+    s.target_ci = 0;
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_OK);
+    assert_int_equal(m.st.n, 3 * 4);
+    /* and never fewer than 3 each */
+    r = (struct reps){.pass = {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}};
+    s = reps_spec(&r, 9);
+    s.budget_ticks = 9;
+    s.target_ci = 0;
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_OK);
+    assert_int_equal(m.st.n, 9 * 3);
+}
+
+static void test_combine(void **state)
+{
+    (void)state;
+    struct meas_result reps[6];
+    for (int k = 0; k < 6; k++) {
+        double x[7] = {10 + k, 10 + k, 10 + k, 10 + k, 10 + k, 10 + k, 10 + k};
+        reps[k] = (struct meas_result){.converged = true, .iters_total = 100, .elapsed = 5, .iters = 4};
+        stats_compute(x, 7, &reps[k].st);
+    }
+    struct meas_result m;
+    meas_combine(reps, 6, 0.5, &m);
+    /* six replicates: the interval is their range (1 - 2 / 64 = 96.9 %) */
+    assert_true(m.st.median == 12.5 && m.st.ci_lo == 10 && m.st.ci_hi == 15);
+    assert_int_equal(m.st.n, 42);
+    assert_true(m.converged && !m.budget_hit);
+    assert_int_equal(m.iters_total, 600);
+    assert_int_equal(m.elapsed, 30);
+    /* converged is the figure's: its interval (10..15, +-20 %) against the target, whatever one replicate did */
+    reps[3].converged = false;
+    reps[3].budget_hit = true;
+    meas_combine(reps, 6, 0.5, &m);
+    assert_true(m.converged);
+    assert_true(m.budget_hit);
+    meas_combine(reps, 6, 0.1, &m);
+    assert_false(m.converged);
+    /* a replicate without samples is left out */
+    reps[5].st = (struct stats){0};
+    meas_combine(reps, 6, 0.5, &m);
+    assert_int_equal(m.st.replicates, 5);
+    assert_true(m.st.median == 12 && m.st.ci_lo == 10 && m.st.ci_hi == 14);
+    /* one replicate (the quick profile's sweep): its own statistics, interval and stop rule, unchanged */
+    double y[9] = {5, 6, 7, 8, 9, 10, 11, 12, 13};
+    struct meas_result one = {.converged = true};
+    stats_compute(y, 9, &one.st);
+    meas_combine(&one, 1, 0.01, &m);
+    assert_true(m.converged);
+    assert_true(m.st.median == 9 && m.st.ci_lo == one.st.ci_lo && m.st.ci_hi == one.st.ci_hi && m.st.n == 9);
+    assert_true(m.st.ci_lo < m.st.ci_hi);
+    one.converged = false;
+    meas_combine(&one, 1, 0.5, &m);
+    assert_false(m.converged);
+    /* nothing at all: nothing */
+    meas_combine(reps, 0, 0.5, &m);
+    assert_int_equal(m.st.n, 0);
+    assert_false(m.converged);
+}
+
 /* ---- statistics the engine publishes ------------------------------------------------------------------- */
 
 static void test_ci_ranks(void **state)
@@ -285,6 +465,9 @@ int main(void)
         cmocka_unit_test(test_body_noisy_budget),
         cmocka_unit_test(test_body_errors),
         cmocka_unit_test(test_sample_mode),
+        cmocka_unit_test(test_replicates),
+        cmocka_unit_test(test_replicates_budget),
+        cmocka_unit_test(test_combine),
         cmocka_unit_test(test_ci_ranks),
         cmocka_unit_test(test_compute_spread_and_ci),
         cmocka_unit_test(test_scale_and_reciprocal),

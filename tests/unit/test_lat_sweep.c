@@ -275,16 +275,19 @@ static void test_sub_cycle_load_is_suspect(void **state)
     FAKE.cfg.quick = false;
     double t[11];
     struct lat_result r;
+    struct stats st;
     for (int i = 0; i < 11; i++)
         t[i] = 0.35;
-    lat_result_from(&r, t, 11, 1.423, "test");
+    stats_compute(t, 11, &st);
+    lat_result_from(&r, &st, 1.423, "test");
     r.converged = true;
     lat_result_judge(&r);
     assert_int_equal(r.v.q, QUALITY_SUSPECT);
     assert_non_null(strstr(r.v.reason, "under 1"));
     for (int i = 0; i < 11; i++)
         t[i] = 3.0;
-    lat_result_from(&r, t, 11, 1.423, "test");
+    stats_compute(t, 11, &st);
+    lat_result_from(&r, &st, 1.423, "test");
     r.converged = true;
     lat_result_judge(&r);
     assert_int_equal(r.v.q, QUALITY_OK);
@@ -331,6 +334,76 @@ static void test_drifting_series_is_measured_again(void **state)
     assert_int_equal(n4k, strtoul(pts + 9, NULL, 10));
 }
 
+static uint64_t rec_uint(const char *rec, const char *key)
+{
+    const char *p = rec ? strstr(rec, key) : NULL;
+    if (!p)
+        fail_msg("no %s in %s", key, rec ? rec : "(null)");
+    return strtoull(p + strlen(key), NULL, 10);
+}
+
+static double rec_double(const char *rec, const char *key)
+{
+    const char *p = rec ? strstr(rec, key) : NULL;
+    if (!p)
+        fail_msg("no %s in %s", key, rec ? rec : "(null)");
+    return strtod(p + strlen(key), NULL);
+}
+
+/* A plateau's figure counts the points of its own [from, to] range (knee_level from/to), with an interval that
+ * holds its latency and the worst verdict of those points; the DRAM rows' footprint (8 x the LLC, above the
+ * sweep's top) is judged against the last plateau when that one is flat up to the top, on 2 MiB pages only. */
+static void test_plateau_figures_and_dram_lookup(void **state)
+{
+    (void)state;
+    static struct fixture f;
+    static enum quality q[LAT_MAX_POINTS];
+    load(&f, "epyc-zen4-full.txt");
+    setup(&f);
+    size_t k = curve_of(&f, MiB(2));
+    struct lat_sweep_curve c = f.c[k];
+    while (c.n && c.bytes[c.n - 1] > 79806336) /* the curve up to 76 MiB: it ends on the memory plateau */
+        c.n--;
+    for (size_t i = 0; i < c.n; i++)
+        q[i] = QUALITY_OK;
+    q[c.n - 1] = QUALITY_NOISY; /* one noisy point on the last plateau */
+    c.q = q;
+    lat_sweep_infer(&c, 1);
+    size_t nplat = 0;
+    const char *rec, *last = NULL;
+    for (size_t i = 0; (rec = fake_find("latency_plateau", "\"figure\"", i)); i++, nplat++) {
+        uint64_t from = rec_uint(rec, "\"bytes_from\":"), to = rec_uint(rec, "\"bytes_to\":");
+        size_t in = 0;
+        for (size_t j = 0; j < c.n; j++)
+            in += c.bytes[j] >= from && c.bytes[j] <= to;
+        assert_true(in >= 3);
+        assert_int_equal(rec_uint(rec, "\"n\":"), in);
+        double m = rec_double(rec, "\"median\":");
+        assert_true(rec_double(rec, "\"ci_lo\":") <= m && m <= rec_double(rec, "\"ci_hi\":"));
+        last = rec;
+    }
+    assert_true(nplat >= 3);
+    assert_int_equal(rec_uint(last, "\"bytes_to\":"), c.bytes[c.n - 1]);
+    assert_has(last, "\"quality\":\"noisy\"");
+    assert_has(fake_find("latency_plateau", "\"index\":0", 0), "\"quality\":\"ok\"");
+    char name[64];
+    snprintf(name, sizeof(name), "latency_plateau/random/2097152/%zu", nplat - 1);
+    const char *why = NULL;
+    assert_null(lat_sweep_plateau_at(MiB(256), &why)); /* above the last plateau's range */
+    assert_non_null(strstr(why, "above the last plateau"));
+    const char *b = lat_sweep_dram_plateau(MiB(256), &why);
+    assert_non_null(b);
+    assert_string_equal(b, name);
+    /* the same curve on 4 KiB pages: a random chain that walks on every load is not the DRAM rows' quantity */
+    c.page_bytes = 4096;
+    fake_reset();
+    setup(&f);
+    lat_sweep_infer(&c, 1);
+    why = NULL;
+    assert_null(lat_sweep_dram_plateau(MiB(256), &why));
+    assert_non_null(strstr(why, "4 KiB pages"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_clock_drift_flags_series),
         cmocka_unit_test(test_sub_cycle_load_is_suspect),
         cmocka_unit_test(test_drifting_series_is_measured_again),
+        cmocka_unit_test(test_plateau_figures_and_dram_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

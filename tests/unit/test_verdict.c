@@ -33,29 +33,37 @@ static void test_ok_and_noisy(void **state)
     /* 11 samples within +-0.2 %: CI well inside 1 % */
     double tight[11] = {100, 100.1, 99.9, 100.2, 99.8, 100, 100.1, 99.9, 100, 100.05, 99.95};
     struct stats s = stats_of(tight, 11);
-    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_FULL);
+    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_FULL, 7);
     assert_int_equal(v.q, QUALITY_OK);
     assert_string_equal(v.reason, "");
     /* noisy: the same count of samples spread over +-20 % */
     double wide[11] = {80, 120, 90, 110, 100, 85, 115, 95, 105, 82, 118};
     s = stats_of(wide, 11);
-    verdict_from_stats(&v, &s, false, MEAS_CI_TARGET_FULL);
+    verdict_from_stats(&v, &s, false, MEAS_CI_TARGET_FULL, 7);
     assert_int_equal(v.q, QUALITY_NOISY);
     assert_non_null(strstr(v.reason, "target is +-1 %"));
     /* the quick target accepts what full does not */
     double mid[11] = {100, 102, 98, 101, 99, 100, 102, 98, 101, 99, 100};
     s = stats_of(mid, 11);
-    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_FULL);
+    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_FULL, 7);
     assert_int_equal(v.q, QUALITY_NOISY);
-    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_QUICK);
+    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_QUICK, 7);
     assert_int_equal(v.q, QUALITY_OK);
+    /* ok needs the stop rule to have converged, and the profile's minimum n */
+    s = stats_of(tight, 11);
+    verdict_from_stats(&v, &s, false, MEAS_CI_TARGET_FULL, 11);
+    assert_int_equal(v.q, QUALITY_NOISY);
+    assert_true(v.reason[0] != 0 && strstr(v.reason, "before its CI target") != NULL);
+    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_FULL, 12);
+    assert_int_equal(v.q, QUALITY_NOISY);
+    assert_non_null(strstr(v.reason, "11 samples: the profile's minimum is 12"));
     /* too few samples for an interval, however tight */
     s = stats_of(tight, 5);
-    verdict_from_stats(&v, &s, false, MEAS_CI_TARGET_QUICK);
+    verdict_from_stats(&v, &s, false, MEAS_CI_TARGET_QUICK, 7);
     assert_int_equal(v.q, QUALITY_NOISY);
     assert_non_null(strstr(v.reason, "too few"));
     /* nothing measured */
-    verdict_from_stats(&v, NULL, false, MEAS_CI_TARGET_QUICK);
+    verdict_from_stats(&v, NULL, false, MEAS_CI_TARGET_QUICK, 7);
     assert_int_equal(v.q, QUALITY_UNAVAILABLE);
 }
 
@@ -71,6 +79,65 @@ static void test_worsen_only_down(void **state)
     assert_string_equal(quality_name(QUALITY_COUNT), "unavailable");
 }
 
+/* A figure measured in replicates: the interval is across them, and 6 replicates are needed for one. */
+static void test_replicate_verdicts(void **state)
+{
+    (void)state;
+    struct verdict v;
+    struct stats reps[9];
+    for (int k = 0; k < 9; k++) {
+        double x[11];
+        for (int i = 0; i < 11; i++)
+            x[i] = 100 + 0.1 * k + 0.01 * (i % 3); /* replicates 0.1 % apart, each tight */
+        reps[k] = stats_of(x, 11);
+    }
+    struct stats s;
+    stats_replicates(reps, 9, &s);
+    assert_int_equal(s.replicates, 9);
+    assert_int_equal(s.n, 99);
+    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_FULL, 11);
+    assert_int_equal(v.q, QUALITY_OK);
+    /* five replicates: no 95 % interval across them, however many samples each has */
+    stats_replicates(reps, 5, &s);
+    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_FULL, 11);
+    assert_int_equal(v.q, QUALITY_NOISY);
+    assert_non_null(strstr(v.reason, "5 replicates: too few"));
+    /* replicates that disagree by more than the target: noisy, although each alone is tight */
+    for (int k = 0; k < 9; k++)
+        stats_scale(&reps[k], 1 + 0.05 * (k % 3));
+    stats_replicates(reps, 9, &s);
+    assert_true(s.within_ci < 0.001 && s.between_spread > 0.01);
+    verdict_from_stats(&v, &s, true, MEAS_CI_TARGET_FULL, 11);
+    assert_int_equal(v.q, QUALITY_NOISY);
+    assert_non_null(strstr(v.reason, "target is +-1 %"));
+}
+
+/* Derived figures take the worst verdict of the figures they come from, and are never ok from nothing. */
+static void test_derived_verdicts(void **state)
+{
+    (void)state;
+    struct verdict v;
+    enum quality all_ok[3] = {QUALITY_OK, QUALITY_OK, QUALITY_OK};
+    verdict_derived(&v, all_ok, 3, "latency_plateau/x");
+    assert_int_equal(v.q, QUALITY_OK);
+    assert_true(v.converged);
+    enum quality mixed[4] = {QUALITY_OK, QUALITY_NOISY, QUALITY_OK, QUALITY_NOISY};
+    verdict_derived(&v, mixed, 4, "latency_plateau/x");
+    assert_int_equal(v.q, QUALITY_NOISY);
+    assert_non_null(strstr(v.reason, "2 of the 4 figures it comes from not ok (worst: noisy)"));
+    enum quality with_suspect[2] = {QUALITY_SUSPECT, QUALITY_NOISY};
+    verdict_derived(&v, with_suspect, 2, "p");
+    assert_int_equal(v.q, QUALITY_SUSPECT);
+    /* a point without a value makes the figure suspect, not unavailable: the figure has a value */
+    enum quality gone[2] = {QUALITY_OK, QUALITY_UNAVAILABLE};
+    verdict_derived(&v, gone, 2, "p");
+    assert_int_equal(v.q, QUALITY_SUSPECT);
+    /* from nothing: never ok */
+    verdict_derived(&v, NULL, 0, "latency_plateau/x");
+    assert_int_equal(v.q, QUALITY_NOISY);
+    assert_false(v.converged);
+}
+
 /* A scripted penalty: negative, inside its own uncertainty, and a clean one. */
 static void test_penalty_verdicts(void **state)
 {
@@ -78,24 +145,24 @@ static void test_penalty_verdicts(void **state)
     struct verdict v;
     double neg[11] = {-6, -6.1, -5.9, -6, -6.05, -5.95, -6, -6.1, -5.9, -6, -6};
     struct stats s = stats_of(neg, 11);
-    pm_penalty_verdict(&v, &s, true, MEAS_CI_TARGET_QUICK);
+    pm_penalty_verdict(&v, &s, true, MEAS_CI_TARGET_QUICK, 7);
     assert_int_equal(v.q, QUALITY_SUSPECT);
     assert_non_null(strstr(v.reason, "must be positive"));
     /* a 0.3-cycle penalty whose interval reaches below zero */
     double small[11] = {0.3, -0.5, 1.2, 0.1, 0.9, -0.2, 0.4, 0.6, -0.1, 0.3, 0.2};
     s = stats_of(small, 11);
-    pm_penalty_verdict(&v, &s, true, MEAS_CI_TARGET_QUICK);
+    pm_penalty_verdict(&v, &s, true, MEAS_CI_TARGET_QUICK, 7);
     assert_int_equal(v.q, QUALITY_SUSPECT);
     assert_non_null(strstr(v.reason, "within its own uncertainty"));
     double good[11] = {7, 7.02, 6.98, 7.01, 6.99, 7, 7.02, 6.98, 7, 7.01, 6.99};
     s = stats_of(good, 11);
-    pm_penalty_verdict(&v, &s, true, MEAS_CI_TARGET_QUICK);
+    pm_penalty_verdict(&v, &s, true, MEAS_CI_TARGET_QUICK, 7);
     assert_int_equal(v.q, QUALITY_OK);
     /* a difference of two medians: CI from both sides */
     struct stats a = stats_of(good, 11), b = stats_of(good, 11), d;
     pm_stats_diff(&a, &b, &d);
     assert_true(d.median == 0 && d.ci_lo < 0 && d.ci_hi > 0 && isnan(d.p10));
-    pm_penalty_verdict(&v, &d, true, MEAS_CI_TARGET_QUICK);
+    pm_penalty_verdict(&v, &d, true, MEAS_CI_TARGET_QUICK, 7);
     assert_int_equal(v.q, QUALITY_SUSPECT);
 }
 
@@ -112,7 +179,7 @@ static void test_figure_json_and_ledger(void **state)
     double v[7] = {10, 11, 9, 10, 10, 12, 8};
     struct stats s = stats_of(v, 7);
     struct verdict vd;
-    verdict_from_stats(&vd, &s, false, MEAS_CI_TARGET_QUICK);
+    verdict_from_stats(&vd, &s, false, MEAS_CI_TARGET_QUICK, 7);
     figure_json(&j, "data_source/L2", &s, "ns", &vd);
     json_obj_end(&j);
     assert_false(j.overflow);
@@ -137,11 +204,18 @@ static void test_figure_json_and_ledger(void **state)
     assert_int_equal(c[QUALITY_NOISY], 1);
     assert_int_equal(c[QUALITY_UNAVAILABLE], 1);
     assert_int_equal(dropped, 0);
-    assert_true(ledger_mark_suspect("data_source/L2"));
-    assert_false(ledger_mark_suspect("nowhere"));
+    assert_int_equal(ledger_final_quality("data_source/L2", QUALITY_OK, NULL), QUALITY_NOISY);
+    assert_true(ledger_mark_suspect("data_source/L2", "L2 hit latency (row vs sweep)"));
+    assert_false(ledger_mark_suspect("nowhere", "x"));
     ledger_counts(c, NULL);
     assert_int_equal(c[QUALITY_NOISY], 0);
     assert_int_equal(c[QUALITY_SUSPECT], 1);
+    /* what a consumer reads afterwards: the final verdict and what made it so */
+    const char *why = NULL;
+    assert_int_equal(ledger_final_quality("data_source/L2", QUALITY_NOISY, &why), QUALITY_SUSPECT);
+    assert_string_equal(why, "L2 hit latency (row vs sweep)");
+    assert_int_equal(ledger_final_quality("not/in/ledger", QUALITY_NOISY, &why), QUALITY_NOISY);
+    assert_null(why);
 }
 
 /* ---- cross-checks and the summary ------------------------------------------------------------------------- */
@@ -194,16 +268,34 @@ static void test_crosscheck_records(void **state)
     assert_int_equal(crosscheck_emit(&xc), 0);
     assert_int_equal(ledger_find("a")->q, QUALITY_SUSPECT);
     assert_int_equal(ledger_find("b")->q, QUALITY_OK);
+    /* a third measurement that agrees with one side blames only the other */
+    add_figure("row", 100);
+    add_figure("plateau", 150);
+    add_figure("numa", 103);
+    assert_int_equal(crosscheck_figures3("three", "row", "plateau", "numa", XC_TOL_DRAM, NULL, NULL), 0);
+    r = fake_find("crosscheck", "\"quantity\":\"three\"", 0);
+    assert_non_null(strstr(r, "\"third\":\"numa\",\"third_value\":103"));
+    assert_non_null(strstr(r, "\"suspect\":[\"plateau\"]"));
+    assert_non_null(strstr(r, "agrees with row and contradicts plateau"));
+    assert_int_equal(ledger_find("row")->q, QUALITY_OK);
+    assert_int_equal(ledger_find("plateau")->q, QUALITY_SUSPECT);
+    /* a third that agrees with neither (or is missing) leaves both blamed */
+    add_figure("row2", 100);
+    add_figure("plateau2", 150);
+    add_figure("far", 300);
+    assert_int_equal(crosscheck_figures3("three2", "row2", "plateau2", "far", XC_TOL_DRAM, NULL, NULL), 0);
+    assert_int_equal(ledger_find("row2")->q, QUALITY_SUSPECT);
+    assert_int_equal(ledger_find("plateau2")->q, QUALITY_SUSPECT);
     /* the summary counts the final verdicts and the checks */
     crosscheck_summary();
     r = fake_find("summary", "", 0);
     assert_non_null(r);
     char want[256];
-    snprintf(want, sizeof(want), "\"figures\":6,\"ok\":3,\"noisy\":0,\"suspect\":3,\"unavailable\":0");
+    snprintf(want, sizeof(want), "\"figures\":12,\"ok\":6,\"noisy\":0,\"suspect\":6,\"unavailable\":0");
     assert_non_null(strstr(r, want));
-    assert_non_null(strstr(r, "\"crosschecks\":4,\"crosschecks_judged\":3,\"crosschecks_agreeing\":1"));
+    assert_non_null(strstr(r, "\"crosschecks\":6,\"crosschecks_judged\":5,\"crosschecks_agreeing\":1"));
     /* one summary line of text too */
-    assert_non_null(fake_text_find("summary: 6 figures: 3 ok, 0 noisy, 3 suspect, 0 unavailable"));
+    assert_non_null(fake_text_find("summary: 12 figures: 6 ok, 0 noisy, 6 suspect, 0 unavailable"));
 }
 
 int main(void)
@@ -211,6 +303,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ok_and_noisy),
         cmocka_unit_test(test_worsen_only_down),
+        cmocka_unit_test(test_replicate_verdicts),
+        cmocka_unit_test(test_derived_verdicts),
         cmocka_unit_test(test_penalty_verdicts),
         cmocka_unit_test(test_figure_json_and_ledger),
         cmocka_unit_test(test_crosscheck_records),

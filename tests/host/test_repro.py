@@ -1,0 +1,142 @@
+"""pmubench repro: coverage of other runs' medians by a figure's 95 % CI, per class, over synthetic logs."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, HERE)
+
+import logs  # noqa: E402
+from pmb import parse, repro  # noqa: E402
+
+PMUBENCH = os.path.join(ROOT, "scripts", "pmubench")
+
+
+def fig(rtype, name, median, lo, hi, quality="ok", **kw):
+    r = {"type": rtype, "figure": name, "unit": "ns", "median": median, "ci_lo": lo, "ci_hi": hi, "n": 11,
+         "quality": quality}
+    r.update(kw)
+    return r
+
+
+def run_with(records):
+    rr = logs.run_record()
+    rr["caches"] = [{"level": 1, "type": "data", "bytes": 32768}, {"level": 2, "type": "unified", "bytes": 262144},
+                    {"level": 3, "type": "unified", "bytes": 8 << 20}]
+    return [rr] + records
+
+
+def write_log(tmp_path, name, records):
+    p = tmp_path / name
+    p.write_text(logs.serial(logs.run_lines(run_with(records))))
+    return str(p)
+
+
+def three_runs(tmp_path, l1=(1.0, 1.0, 1.0), extra=None):
+    """Three runs: an L1 row whose CI is +-1 % around l1[i], a sweep point in the L3 region whose CI is
+    too narrow for the others' medians, a noisy DRAM row and a bandwidth figure that a cross-check marks
+    suspect in run 1."""
+    paths = []
+    for i in range(3):
+        recs = [
+            fig("data_source", "data_source/L1", l1[i], l1[i] * 0.99, l1[i] * 1.01, source="L1"),
+            fig("latency_sweep", "latency_sweep/random/4096/4194304", 10.0 + i, 9.99 + i, 10.01 + i,
+                bytes=4194304),
+            fig("data_source", "data_source/local_DRAM", 90.0 + 5 * i, 80.0, 110.0, quality="noisy",
+                source="local_DRAM"),
+            fig("bandwidth", "bandwidth/sweep/read/sse2/8192/1/0-0", 100.0, 99.0, 101.0, unit="bytes_per_s"),
+        ]
+        if i == 0:
+            recs.append({"type": "crosscheck", "quantity": "q", "agrees": False,
+                         "suspect": ["bandwidth/sweep/read/sse2/8192/1/0-0"]})
+        paths.append(write_log(tmp_path, "run%d.log" % i, recs + (extra or [])))
+    return paths
+
+
+def test_coverage_per_class(tmp_path):
+    runs = [parse.read_log(p) for p in three_runs(tmp_path, l1=(1.0, 1.005, 1.03))]
+    rows = repro.coverage([repro.figures(r) for r in runs])
+    # L1: run 0's CI 0.99..1.01 holds 1.005, not 1.03; run 1's 0.995..1.015 holds 1.0, not 1.03; run 2's
+    # 1.0197..1.0403 holds neither: 2 of 6 ordered pairs
+    assert (rows["table2/L1"].covered, rows["table2/L1"].pairs) == (2, 6)
+    # the 4 MiB point is in the L3 region (L2 256 KiB < 4 MiB <= L3 8 MiB) and never covers the others
+    assert (rows["sweep/L3"].covered, rows["sweep/L3"].pairs) == (0, 6)
+    # a noisy figure is counted apart: DRAM 80..110 holds every other median
+    assert rows["table2/DRAM"].pairs == 0
+    assert (rows["table2/DRAM"].noisy_covered, rows["table2/DRAM"].noisy_pairs) == (6, 6)
+    # the cross-check made run 0's bandwidth figure suspect: only runs 1 and 2 count (2 x 2 pairs)
+    assert (rows["bandwidth"].covered, rows["bandwidth"].pairs) == (4, 4)
+    text, tot = repro.table(rows, 3)
+    assert (tot.covered, tot.pairs) == (6, 16)
+    assert "table2/L1" in text and " 33.3 %" in text and "all ok" in text
+
+
+def test_classify_sweep_regions():
+    caches = {1: 32768, 2: 262144, 3: 8 << 20}
+    assert repro.classify({"type": "latency_sweep", "bytes": 32768}, "x", caches) == "sweep/L1"
+    assert repro.classify({"type": "latency_sweep", "bytes": 32769}, "x", caches) == "sweep/L2"
+    assert repro.classify({"type": "latency_sweep", "bytes": 16 << 20}, "x", caches) == "sweep/DRAM"
+    assert repro.classify({"type": "data_source", "source": "L3_modified_other_core"}, "x", caches) == "table2/L3"
+    assert repro.classify({"type": "penalty"}, "x", caches) == "penalty"
+    assert repro.classify({"type": "latency_plateau"}, "x", caches) == "derived"
+
+
+def test_nested_c2c_figures(tmp_path):
+    c2c = {"type": "c2c", "from_cpu": 1, "to_cpu": 0,
+           "hit": {"figure": "c2c/1-0/hit", "unit": "ns", "median": 60.0, "ci_lo": 55.0, "ci_hi": 65.0,
+                   "quality": "ok"},
+           "hitm": {"figure": "c2c/1-0/hitm", "unit": "ns", "median": 70.0, "ci_lo": 69.9, "ci_hi": 70.1,
+                    "quality": "ok"}}
+    runs = [parse.read_log(p) for p in three_runs(tmp_path, extra=[c2c])]
+    f = repro.figures(runs[0])
+    assert f["c2c/1-0/hit"].cls == "c2c" and f["c2c/1-0/hitm"].median == 70.0
+
+
+def test_cli_logs(tmp_path):
+    paths = three_runs(tmp_path)
+    p = subprocess.run([sys.executable, PMUBENCH, "repro"] + paths, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("Coverage over 3 runs")
+    assert "table2/L1" in p.stdout and "100.0 %" in p.stdout
+
+
+def test_cli_errors(tmp_path):
+    paths = three_runs(tmp_path)
+    p = subprocess.run([sys.executable, PMUBENCH, "repro", paths[0]], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.strip() == "pmubench: repro: at least 2 logs are needed to compare, got 1"
+    p = subprocess.run([sys.executable, PMUBENCH, "repro", "--runs", "1"], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.strip() == ("pmubench repro: argument --runs: 1 is out of range (expected 2..1000) "
+                                "(see pmubench repro --help)")
+    bad = tmp_path / "bad.log"
+    bad.write_text("no records here\n")
+    p = subprocess.run([sys.executable, PMUBENCH, "repro", paths[0], str(bad)], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.strip() == "pmubench: repro: %s: no run record found" % bad
+    p = subprocess.run([sys.executable, PMUBENCH, "repro", "--runs", "2", "--runner", str(tmp_path / "nope")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    assert "not an executable hosted runner" in p.stderr and p.stderr.count("\n") == 1
+
+
+def test_runs_the_runner(tmp_path):
+    """--runs N runs the given runner N times and compares its logs (a stand-in script prints a log)."""
+    paths = three_runs(tmp_path)
+    runner = tmp_path / "runner.sh"
+    counter = tmp_path / "count"
+    counter.write_text("0")
+    runner.write_text("#!/bin/sh\nn=$(cat %s)\necho $((n + 1)) > %s\ncat %s/run$((n %% 3)).log\n"
+                      % (counter, counter, tmp_path))
+    runner.chmod(0o755)
+    save = tmp_path / "saved"
+    p = subprocess.run([sys.executable, PMUBENCH, "repro", "--runs", "3", "--runner", str(runner), "--save",
+                        str(save)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert counter.read_text().strip() == "3"
+    assert sorted(os.listdir(save)) == ["run1.log", "run2.log", "run3.log"]
+    assert "Coverage over 3 runs" in p.stdout
