@@ -177,6 +177,19 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
     return buf;
 }
 
+/* Ends the run before any benchmark: an error record {what, message}, the end record (status error), and
+ * `code` as the exit status. */
+static int end_with_error(const char *what, const char *message, int code)
+{
+    struct json *j = plat_rec_begin("error");
+    json_kv_str(j, "what", what);
+    json_kv_str(j, "message", message);
+    plat_rec_end();
+    record_finish(host_records(), "error");
+    host_shutdown();
+    return code;
+}
+
 int main(int argc, char **argv)
 {
     static struct config cfg;
@@ -249,13 +262,7 @@ int main(int argc, char **argv)
     run_record(&cfg, quick, cfg_bad ? err : NULL);
     if (cfg_bad) {
         fprintf(stderr, "pmubench-host: config error: %s\n", err);
-        struct json *j = plat_rec_begin("error");
-        json_kv_str(j, "what", "config");
-        json_kv_str(j, "message", err);
-        plat_rec_end();
-        record_finish(host_records(), "error");
-        host_shutdown();
-        return 2;
+        return end_with_error("config", err, 2);
     }
     const struct host_info *h = host_info();
     if (h->cpus_short[0])
@@ -265,13 +272,7 @@ int main(int argc, char **argv)
         char why[200];
         if (host_crash_test(cfg.crash_test, why, sizeof(why)) != 0) {
             fprintf(stderr, "pmubench-host: %s\n", why);
-            struct json *j = plat_rec_begin("error");
-            json_kv_str(j, "what", "crash_test");
-            json_kv_str(j, "message", why);
-            plat_rec_end();
-            record_finish(host_records(), "error");
-            host_shutdown();
-            return 1;
+            return end_with_error("crash_test", why, 1);
         }
         /* As in the image, a crash test ends the run (crashed) before any benchmark. */
         record_finish(host_records(), host_guard_status());
