@@ -195,6 +195,7 @@ test_snippet_cfg.links      := bench/snippet_cfg.c kernel/config.c kernel/json.c
 test_snippet_gen.links      := bench/snippet_gen.c
 test_guard_linux.links      := bench/hosted/guard_linux.c kernel/guard.c kernel/record.c kernel/crc32.c kernel/json.c \
                                kernel/fmt.c
+test_guard_linux.libs       := -pthread
 
 UNIT_TESTS := $(sort $(basename $(notdir $(wildcard tests/unit/test_*.c))))
 # A benchmark's test without a line of its own (test_bandwidth, test_branch, test_penalty, test_clock, ...):
