@@ -180,7 +180,7 @@ static void row_l1(struct env *e)
     json_kv_uint(j, "bytes", w);
     json_kv_uint(j, "lines", n);
     json_kv_uint(j, "page_bytes", b.page_bytes);
-    json_kv_uint(j, "buffer_bytes", wb);
+    json_kv_uint(j, "buffer_bytes", b.bytes);
     offsets_json(j, "replicate_offsets", wb, w);
     plat_rec_end();
     struct chase_replay cr = {start, n, 0};
@@ -362,14 +362,14 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
         }
     }
     json_kv_uint(j, "bytes", e->lines_span);
-    json_kv_uint(j, "buffer_bytes", e->lines_buf_bytes);
+    json_kv_uint(j, "buffer_bytes", e->lines_buf.bytes);
     offsets_json(j, "replicate_offsets", e->lines_buf_bytes, e->lines_span);
     json_kv_uint(j, "lines", e->lines.n);
     json_kv_uint(j, "page_bytes", e->lines_buf.page_bytes);
     json_kv_int(j, "node", e->lines_buf.node);
     if (ev) {
         json_kv_uint(j, "evict_bytes", ev->bytes);
-        json_kv_uint(j, "evict_buffer_bytes", e->evict_buf_bytes);
+        json_kv_uint(j, "evict_buffer_bytes", e->evict_buf.bytes);
         offsets_json(j, "evict_replicate_offsets", e->evict_buf_bytes, ev->bytes);
     }
     json_kv_uint(j, "rounds", pr.p.rounds);

@@ -347,6 +347,42 @@ def test_hosted_runner_sweep_top_and_sparse_octaves_past_the_llc(host_bench):
     assert bad.returncode == 2 and "'sweep_top': too small" in bad.stderr
 
 
+def test_hosted_runner_replicates_on_other_memory(host_bench):
+    # Full profile, 9 replicates: each sweep point's replicate k at its own offset of the series buffer (aligned
+    # to the series' page, inside the buffer, replicate 0 at the start), the L1 and placed rows' lines and the
+    # eviction buffer in a 2 MiB-aligned region of their own per replicate, c2c a fresh line set per replicate
+    # (docs/measurement.md "Replicates").
+    p = run_host(host_bench, "bench=latency,c2c", "profile=full", "time_budget_ms=1", "max_bytes=8M")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    run = parse.parse_log(p.stdout)
+    top = {(s["mode"], s["page_bytes"]): s["top_bytes"] for s in run.by_type("latency_series") if s["status"] == "ok"}
+    distinct = 0
+    for pt in run.by_type("latency_sweep"):
+        offs, page = pt["replicate_offsets"], pt["page_bytes"]
+        assert offs[0] == 0 and len(offs) in (1, 9), pt
+        assert all(o % page == 0 and o + pt["bytes"] <= top[(pt["mode"], page)] for o in offs), pt
+        if len(offs) == 9 and page == 4096 and pt["bytes"] + 8 * 4096 <= top[(pt["mode"], page)]:
+            assert len(set(offs)) == 9, pt
+            distinct += 1
+    assert distinct > 20
+    two_mib = 2 << 20
+    ds = {r["source"]: r for r in run.by_type("data_source")}
+    for s in ("L1", "L2", "L3_unshared"):
+        r = ds[s]
+        assert r["status"] == "ok", r
+        span = r["bytes"]
+        assert r["replicate_offsets"] == [k * two_mib for k in range(9)], r
+        assert r["replicate_offsets"][-1] + span <= r["buffer_bytes"]
+        if s != "L1":
+            ev = r["evict_replicate_offsets"]
+            assert len(set(ev)) == 9 and all(o % two_mib == 0 for o in ev)
+            assert all(b - a >= r["evict_bytes"] for a, b in zip(ev, ev[1:]))  # disjoint windows
+            assert ev[-1] + r["evict_bytes"] <= r["evict_buffer_bytes"]
+    summ = run.by_type("c2c_summary")[0]
+    assert summ["replicate_offsets"] == [k * two_mib for k in range(9)]
+    assert summ["replicate_offsets"][-1] + summ["bytes"] <= summ["buffer_bytes"]
+
+
 def test_hosted_runner_rejects_bad_config(host_bench):
     # bad input: exit 2, the one-line reason on stderr, the record stream (run, error, end) on stdout
     p = run_host(host_bench, "bench=latency,nosuch", timeout=60)
