@@ -265,6 +265,10 @@ def test_full_profile_four_points_per_octave_and_page_mode():
     assert b.run.run["minimal_samples"] is True
     l3 = ds["L3_unshared"]
     assert l3["rounds"] == 11 and l3["n"] == 11 and "replicates" not in l3
+    # one replicate: every chain and line set where it always was, at the start of its buffer
+    assert all(p["replicate_offsets"] == [0] for p in b.run.by_type("latency_sweep"))
+    assert l3["replicate_offsets"] == [0] and l3["evict_replicate_offsets"] == [0]
+    assert b.one("c2c_summary")["replicate_offsets"] == [0]
     assert b.one("c2c_summary")["rounds"] == 11 and len(b.run.by_type("c2c")) == 2
 
 
