@@ -326,7 +326,10 @@ struct bw_point {
     size_t threads;
     size_t packages; /* packages the threads ran on */
     int node_from, node_to;
-    uint64_t page_bytes, passes;
+    uint64_t page_bytes;
+    double passes;         /* whole passes over the arrays per sample (per thread: a mean), a fraction when a
+                              sample streams part of them */
+    uint64_t sample_bytes; /* STREAM bytes per sample (all threads; multi-threaded: a mean) */
     struct stats bw; /* bytes/s over the samples */
     bool converged;
     const char *method;
@@ -355,19 +358,43 @@ static struct json *rec_point(const struct bw_point *p)
     struct verdict v;
     verdict_from_stats(&v, &p->bw, p->converged, meas_ci_target(C.quick), meas_min_samples(C.quick));
     figure_json(j, name, &p->bw, UNIT_BYTES_PER_S, &v);
-    json_kv_uint(j, "passes", p->passes);
+    json_kv_double(j, "passes", p->passes);
+    json_kv_uint(j, "sample_bytes", p->sample_bytes);
     json_kv_uint(j, "page_bytes", p->page_bytes);
     json_kv_str(j, "method", p->method);
     bw_best_offer(&C.best, level, p->bw.median, p->series, bw_kernel_name(p->k), p->threads, p->packages);
     return j;
 }
 
+/* Elements per array in one chunk: 256 KiB per array, a multiple of BW_GRANULE / 8. A sweep sample over
+ * larger arrays streams whole chunks, and a thread of a multi-threaded sample checks its stop flag after
+ * each; at memory speed a chunk is tens of microseconds. */
+#define BW_CHUNK_ELEMS (KiB(256) / 8)
+
+/* x restricted to elements [off, off + m) of every array it uses. */
+static void bw_span(const struct bw_arrays *x, size_t off, size_t m, struct bw_arrays *c)
+{
+    *c = *x;
+    c->a = x->a ? x->a + off : NULL;
+    c->b = x->b ? x->b + off : NULL;
+    c->c = x->c ? x->c + off : NULL;
+    c->n = m;
+}
+
+/* One unit of a sweep sample: a whole pass over the arrays when they are at most one chunk each, else one
+ * chunk continuing where the previous unit stopped (wrapping to the start), so a sample costs the time it is
+ * calibrated to whatever the working set, and every byte it streams was last touched one whole traversal
+ * ago, as with whole passes. */
 struct bw_loop {
     bw_fn fn;
     struct bw_arrays x;
     uint64_t sum, ticks;
     struct bw_arrays base; /* replicate 0's arrays (bw_loop_setup shifts x from here) */
+    size_t chunk;          /* elements per array of one unit: x.n (a whole pass) or BW_CHUNK_ELEMS */
+    size_t off;            /* chunked: where the next unit starts */
 };
+
+static size_t bw_unit_elems(size_t n) { return n <= BW_CHUNK_ELEMS ? n : BW_CHUNK_ELEMS; }
 
 /* The shifted arrays cover the same pages and all but a few lines of the previous replicate's: warm. */
 static int bw_loop_setup(void *arg, size_t k)
@@ -380,7 +407,19 @@ static int bw_loop_setup(void *arg, size_t k)
 static void bw_loop_fn(void *arg, uint64_t iters)
 {
     struct bw_loop *l = arg;
-    l->sum += l->fn(&l->x, iters);
+    if (l->chunk >= l->x.n) {
+        l->sum += l->fn(&l->x, iters);
+        return;
+    }
+    struct bw_arrays c;
+    for (uint64_t u = 0; u < iters; u++)
+        for (size_t left = l->chunk; left;) {
+            size_t m = MIN(left, l->x.n - l->off);
+            bw_span(&l->x, l->off, m, &c);
+            l->sum += l->fn(&c, 1);
+            left -= m;
+            l->off = l->off + m < l->x.n ? l->off + m : 0;
+        }
 }
 
 static void bw_loop_timed(void *arg)
@@ -532,23 +571,31 @@ static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, 
     if (!l.fn || arrays_for(t, k, ws, &l.x) != 0)
         return -1;
     l.base = l.x;
+    l.chunk = bw_unit_elems(l.x.n);
+    uint64_t units_per_pass = (l.x.n + l.chunk - 1) / l.chunk;
     struct pm_opts o = C.po;
-    o.warmup_iters = 1;
+    o.warmup_iters = units_per_pass; /* one whole traversal: the caches hold what the chunks leave behind */
     o.first_iters = 1;
     o.fixed = plat_config()->minimal; /* emulated: one pass per sample, nothing to warm or calibrate */
     o.setup = bw_loop_setup;           /* each replicate a fresh buffer offset */
     struct pm_result r;
     if (pm_measure(bw_loop_fn, &l, &o, &r) != 0)
         return -1;
-    uint64_t bytes = bw_kernel_bytes(k, l.x.n);
+    uint64_t bytes = bw_kernel_bytes(k, l.x.n), unit = bw_kernel_bytes(k, l.chunk);
     struct bw_point p = {
         .series = "sweep", .placement = "benchmark CPU", .k = k, .isa = isa, .ws = bytes,
         .per_array = (uint64_t)l.x.n * 8, .ws_total = bytes, .llc_ws = bytes, .threads = 1, .packages = 1,
         .node_from = node_from,
-        .node_to = t->b.node, .page_bytes = t->b.page_bytes, .passes = r.iters_per_sample,
-        .method = "STREAM bytes (each array element read or written counts once, no RFO) x passes / TSC time, "
-                  "median of samples"};
-    stats_reciprocal(&r.tsc, (double)bytes * (double)C.hz, &p.bw); /* ticks per pass -> bytes/s */
+        .node_to = t->b.node, .page_bytes = t->b.page_bytes,
+        .passes = (double)r.iters_per_sample * (double)unit / (double)bytes,
+        .sample_bytes = r.iters_per_sample * unit,
+        .method = l.chunk < l.x.n
+                      ? "STREAM bytes (each array element read or written counts once, no RFO) per sample / TSC "
+                        "time, median of samples; a sample streams 256 KiB chunks of every array, each continuing "
+                        "where the previous one stopped, after one whole pass of warm-up"
+                      : "STREAM bytes (each array element read or written counts once, no RFO) x passes / TSC time, "
+                        "median of samples"};
+    stats_reciprocal(&r.tsc, (double)unit * (double)C.hz, &p.bw); /* ticks per unit -> bytes/s */
     p.converged = r.converged;
     bool dram = !strcmp(bw_level(bytes, C.l1, C.l2, C.llc), BW_LEVEL_MEMORY);
     static struct bw_uncore u;
@@ -631,9 +678,6 @@ struct bw_job {
     bool timekeeper;
 };
 
-/* Elements per array in one chunk of a windowed job: 256 KiB per array, a multiple of BW_GRANULE / 8; at
- * memory speed tens of microseconds, so the threads stop within that of the window's end. */
-#define BW_MT_CHUNK_ELEMS (KiB(256) / 8)
 /* Shortest common window of a multi-threaded sample: release skew and the last chunk stay well under 1 %. */
 #define BW_MT_MIN_WINDOW_US 2000
 
@@ -655,14 +699,11 @@ static void bw_job_run(void *arg)
         jb->ticks = timing_rdtsc() - t0;
         return;
     }
-    struct bw_arrays c = jb->x;
+    struct bw_arrays c;
     jb->done = 0;
     for (;;) {
-        size_t off = jb->off, m = MIN((size_t)BW_MT_CHUNK_ELEMS, jb->x.n - off);
-        c.a = jb->x.a ? jb->x.a + off : NULL;
-        c.b = jb->x.b ? jb->x.b + off : NULL;
-        c.c = jb->x.c ? jb->x.c + off : NULL;
-        c.n = m;
+        size_t off = jb->off, m = MIN((size_t)BW_CHUNK_ELEMS, jb->x.n - off);
+        bw_span(&jb->x, off, m, &c);
         jb->sum += jb->fn(&c, 1);
         jb->done += jb->bytes / jb->x.n * m; /* bytes is 8 x n x arrays */
         jb->off = off + m < jb->x.n ? off + m : 0;
@@ -741,16 +782,19 @@ struct mt_ctx {
     const uint32_t *ids;
     size_t n;
     double nominal;
+    double moved;  /* bytes the threads moved over every sample so far */
+    size_t samples;
     struct bw_arrays base[BW_MAX_CPUS]; /* replicate 0's arrays of each thread */
 };
 
-/* Replicate k: every thread's arrays k lines further into its buffer. */
+/* Replicate k: every thread's arrays k lines further into its buffer, going on from where it stopped (the
+ * same pages and all but a few lines of the previous replicate's: warm). */
 static int mt_setup(void *ctx, size_t k)
 {
     const struct mt_ctx *mc = ctx;
     for (size_t i = 0; i < mc->n; i++)
         arrays_shift(&mc->base[i], k, &jobs[i].x);
-    return 0;
+    return k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH;
 }
 
 static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
@@ -767,6 +811,10 @@ static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
     }
     if (!(moved > 0))
         return -1;
+    if (iters) {
+        ((struct mt_ctx *)ctx)->moved += moved;
+        ((struct mt_ctx *)ctx)->samples++;
+    }
     *ticks = (uint64_t)((double)slowest * mc->nominal / moved + 0.5);
     return 0;
 }
@@ -800,34 +848,32 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
             return -1;
         jobs[i].bytes = bw_kernel_bytes(k, jobs[i].x.n);
     }
-    /* Passes: one pass timed alone on the first CPU's buffer, scaled to the sample length. */
-    struct bw_loop l = {.fn = fn, .x = jobs[0].x};
-    if (!plat_config()->minimal) { /* emulated: no calibration, the shortest window */
-        bw_loop_timed(&l);
-        bw_loop_timed(&l);
-    }
-    uint64_t passes = l.ticks ? (C.po.min_sample_tsc + l.ticks - 1) / l.ticks : 1;
-    passes = MAX(passes, 1);
-    /* The window: as long as those passes take one thread alone, at least BW_MT_MIN_WINDOW_US. */
-    uint64_t window = MAX(passes * l.ticks, (uint64_t)BW_MT_MIN_WINDOW_US * C.hz / 1000000);
-    for (size_t i = 0; i < n; i++) {
-        jobs[i].passes = passes;
-        jobs[i].window = window;
-        jobs[i].off = 0;
-    }
+    /* Warm-up: every thread streams its whole buffer once, together (buffers, TLBs, the APs' caches), so
+     * that every byte a window streams next was last touched one whole traversal ago. Emulated: one window. */
+    uint64_t window = MAX(C.po.min_sample_tsc, (uint64_t)BW_MT_MIN_WINDOW_US * C.hz / 1000000);
+    bool minimal = plat_config()->minimal;
+    for (size_t i = 0; i < n; i++)
+        jobs[i].passes = 1, jobs[i].window = minimal ? window : 0, jobs[i].off = 0;
+    if (mt_run(ids, n) <= 0)
+        return -1;
+    /* The samples: a common window of the sample length, at least BW_MT_MIN_WINDOW_US, whatever the working
+     * set (a window of whole passes cost a pass per sample: 9 x 3 passes of 1.2 GiB for one thread). */
+    for (size_t i = 0; i < n; i++)
+        jobs[i].window = window, jobs[i].off = 0;
     static struct mt_ctx mc;
     mc.ids = ids;
     mc.n = n;
-    mc.nominal = (double)jobs[0].bytes * (double)passes * (double)n;
+    mc.nominal = (double)jobs[0].bytes * (double)n; /* ticks are scaled to one pass of every thread */
+    mc.moved = 0;
+    mc.samples = 0;
     for (size_t i = 0; i < n; i++)
         mc.base[i] = jobs[i].x;
     struct meas_spec spec = {
         .sample = mt_sample,
         .ctx = &mc,
         .serialize = C.po.serialize,
-        .warmup_samples = 1, /* buffers, TLBs, the APs' caches */
         .iters = 1,
-        .work_per_iter = (double)jobs[0].bytes * (double)passes * (double)n,
+        .work_per_iter = mc.nominal,
         .min_samples = C.mt_min,
         .max_samples = C.mt_max,
         .target_ci = C.po.target_ci,
@@ -854,7 +900,8 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
             seen |= cpus[ids[q]].package == cpus[ids[i]].package;
         p->packages += !seen;
     }
-    p->passes = passes;
+    p->passes = mc.samples ? mc.moved / (double)mc.samples / mc.nominal : 0;
+    p->sample_bytes = mc.samples ? (uint64_t)(mc.moved / (double)mc.samples) : 0;
     p->page_bytes = tbufs[ids[0]].b.page_bytes;
     p->method = "threads released together and stopped together after a common window (each streaming its "
                 "buffer in 256 KiB chunks, continuing where it stopped); sum of STREAM bytes / the slowest "
