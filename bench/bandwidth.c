@@ -585,13 +585,13 @@ struct bw_spt {
 
 /* Replicates [first, first + nrep) of a point of `of`, after a fresh traversal (fresh) or on warm arrays;
  * *r the replicate (nrep 1) or their combination. */
-static int sweep_measure(struct bw_loop *l, size_t first, size_t nrep, size_t of, bool fresh, struct bw_uncore *u,
-                         int node, struct meas_result *r)
+static int sweep_measure(struct bw_loop *l, size_t first, size_t nrep, size_t of, bool fresh, uint64_t iters,
+                         struct bw_uncore *u, int node, struct meas_result *r)
 {
     uint64_t units_per_pass = (l->x.n + l->chunk - 1) / l->chunk;
     struct pm_opts o = C.po;
     o.warmup_iters = fresh ? units_per_pass : 1; /* one whole traversal: the caches hold what the chunks leave */
-    o.first_iters = 1;
+    o.first_iters = MAX(iters, (uint64_t)1); /* a later pass: calibration confirms the first pass's length */
     o.fixed = plat_config()->minimal; /* emulated: one pass per sample, nothing to warm or calibrate */
     o.setup = bw_loop_setup;           /* each replicate a fresh buffer offset */
     o.ticks_only = true;               /* bytes/s: no core cycles to count */
@@ -710,7 +710,7 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
                 continue;
             struct meas_result *r = &reps[q * of + pt->got];
             if (rep) {
-                if (sweep_measure(&l, rep, 1, of, true, NULL, t->b.node, r) == 0)
+                if (sweep_measure(&l, rep, 1, of, true, pt->iters, NULL, t->b.node, r) == 0)
                     pt->got++, pt->iters = r->iters;
                 continue;
             }
@@ -723,7 +723,7 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
             }
             bool dram = !strcmp(bw_level(bw_kernel_bytes(pt->k, l.x.n), C.l1, C.l2, C.llc), BW_LEVEL_MEMORY);
             struct bw_uncore *u = dram && nunc < BW_MAX_UNCORE ? &unc[nunc] : NULL;
-            if (sweep_measure(&l, 0, pt->whole ? of : 1, of, fresh, u, t->b.node, r) != 0)
+            if (sweep_measure(&l, 0, pt->whole ? of : 1, of, fresh, 1, u, t->b.node, r) != 0)
                 continue;
             pt->ok = true;
             pt->got = 1;
