@@ -93,8 +93,10 @@ int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_resu
     r->tsc = m.st;
     r->cv = r->tsc.spread;
     r->converged = m.converged;
-    r->ratio = pm_ratio(fn, arg, m.iters, o->serialize, &r->cycles_method);
-    r->cycles = r->tsc.median * r->ratio;
+    if (!o->ticks_only) {
+        r->ratio = pm_ratio(fn, arg, m.iters, o->serialize, &r->cycles_method);
+        r->cycles = r->tsc.median * r->ratio;
+    }
     uint64_t hz = plat_tsc_hz();
     r->ns = hz ? r->tsc.median * 1e9 / (double)hz : 0;
     return 0;

@@ -52,7 +52,9 @@ static NOINLINE int region(struct run *rn, uint64_t iters, double *ticks, uint64
     return MEAS_OK;
 }
 
-static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r, bool warm)
+/* given_overhead: the overhead to subtract instead of measuring it (NULL: measured here). */
+static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r, bool warm,
+                   const double *given_overhead)
 {
     double ov[MEAS_MAX_OVERHEAD_REPS];
     double dt;
@@ -84,8 +86,8 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
             goto fail;
 
     /* 2. Overhead: the same region with no work; the median ignores an interrupted repetition. */
-    double overhead = 0;
-    if (s->overhead_reps) {
+    double overhead = given_overhead ? *given_overhead : 0;
+    if (s->overhead_reps && !given_overhead) {
         for (size_t i = 0; i < s->overhead_reps; i++) {
             if ((rc = region(&rn, 0, &dt, &raw)) != MEAS_OK)
                 goto fail;
@@ -188,7 +190,7 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
         int st = s->setup ? s->setup(s->ctx, 0) : MEAS_SETUP_FRESH;
         if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM)
             return MEAS_ESETUP;
-        return run_one(s, buf, cap, r, false);
+        return run_one(s, buf, cap, r, false, NULL);
     }
 
     /* Replicates: each the whole protocol on freshly prepared state, with its share of the time budget, so
@@ -209,7 +211,8 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
         }
         /* calibration starts where the previous replicate's ended: one region confirms it, not a doubling */
         one.iters = k && reps[k - 1].iters > iters0 ? reps[k - 1].iters : iters0;
-        if ((rc = run_one(&one, buf, cap, &reps[k], st == MEAS_SETUP_WARM && k > 0)) != MEAS_OK)
+        const double *ov = k && s->overhead_once ? &reps[0].overhead : NULL;
+        if ((rc = run_one(&one, buf, cap, &reps[k], st == MEAS_SETUP_WARM && k > 0, ov)) != MEAS_OK)
             goto fail;
     }
     meas_combine(reps, n, s->target_ci, r);

@@ -70,6 +70,9 @@ struct meas_spec {
     size_t replicates;         /* independent replicates (0 -> 1, at most MEAS_MAX_REPLICATES), each the whole
                                   protocol after setup(ctx, rep), budget_ticks / replicates each */
     meas_setup_fn setup;       /* optional: called before every replicate (also the first) */
+    bool overhead_once;        /* replicates: the overhead is measured in the first replicate alone and
+                                  subtracted in every one (the empty region is the timed path's, not the
+                                  replicate's state: a placed row's is a hand-over to another CPU) */
 };
 
 #define MEAS_MAX_REPLICATES STATS_MAX_REPLICATES
