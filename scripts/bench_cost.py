@@ -7,8 +7,9 @@ peak RSS; one row per configuration, each against the first.
 
 Each configuration (key=value words, as pmubench-host takes them) runs --repeat times in a fresh process
 pinned to --cpus; the row shows the median of the repeats. The time per benchmark comes from the run's own
-"== bench NAME done in S s" lines, the loads and chain-building time from its `latency_series` records
-(`loads`, `build_seconds`), the CPU time (user + system, every thread) and the peak RSS from the kernel's
+"== bench NAME done in S s" lines, the loads, chain-building time and buffer time from its `latency_series`
+records (`loads`, `build_seconds`, `alloc_seconds`: taking the series' buffers, faulting them in and giving
+them back), the CPU time (user + system, every thread) and the peak RSS from the kernel's
 accounting of the child (wait4). The machine's
 load average is printed before and after: other work on the machine shows in every number.
 """
@@ -35,7 +36,7 @@ def run_once(exe, cfg, cpus):
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
-    row = {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024.0, "bench": {}, "loads": 0, "build": 0.0,
+    row = {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024.0, "bench": {}, "loads": 0, "build": 0.0, "alloc": 0.0,
            "points": 0, "rc": p.returncode}
     for line in out.splitlines():
         m = DONE.match(line.strip())
@@ -45,6 +46,7 @@ def run_once(exe, cfg, cpus):
             r = json.loads(line)
             row["loads"] += r.get("loads", 0)
             row["build"] += r.get("build_seconds", 0.0)
+            row["alloc"] += r.get("alloc_seconds", 0.0)
             row["points"] += r.get("points", 0)
     if p.returncode != 0:
         tail = "\n".join(out.splitlines()[-5:])
@@ -55,7 +57,7 @@ def run_once(exe, cfg, cpus):
 def median_row(rows):
     med = lambda k: statistics.median(r[k] for r in rows)
     names = sorted({n for r in rows for n in r["bench"]})
-    return {"wall": med("wall"), "cpu": med("cpu"), "rss_mib": med("rss_mib"), "loads": med("loads"), "build": med("build"),
+    return {"wall": med("wall"), "cpu": med("cpu"), "rss_mib": med("rss_mib"), "loads": med("loads"), "build": med("build"), "alloc": med("alloc"),
             "points": med("points"),
             "bench": {n: statistics.median(r["bench"].get(n, 0.0) for r in rows) for n in names},
             "walls": [r["wall"] for r in rows]}
@@ -88,7 +90,7 @@ def main():
         if r["points"]:
             lr = r["loads"] / base["loads"] if base["loads"] else float("nan")
             print(f"  latency sweep: {r['points']:.0f} points, {r['loads'] / 1e6:.2f} M loads (x{lr:.2f}), "
-                  f"chains built in {r['build']:.2f} s")
+                  f"chains built in {r['build']:.2f} s, buffers taken in {r['alloc']:.2f} s")
         for n, s in r["bench"].items():
             print(f"  {n:<18} {s:8.2f} s")
 
