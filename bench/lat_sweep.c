@@ -30,6 +30,7 @@ struct series {
     int tries;             /* 2 when a clock drift made it measure the series again */
     double build_seconds;  /* of that, building the chains */
     double alloc_seconds;  /* ... and taking its buffer from the platform (faulted in) and giving it back */
+    uint64_t fresh_max;    /* points up to this size: a fresh permutation per replicate (above: back to back) */
     uint32_t build_cpus;   /* most CPUs that built one chain */
     uint64_t loads;        /* dependent loads issued: warm-up, calibration, samples */
     bool page_plateau;     /* the page-by-page series ended at its page-walk plateau, before the top */
@@ -60,6 +61,7 @@ static void emit_series(const struct series *s, uint64_t top)
     json_kv_double(j, "build_seconds", s->build_seconds);
     json_kv_double(j, "alloc_seconds", s->alloc_seconds);
     json_kv_uint(j, "build_cpus", s->build_cpus);
+    json_kv_uint(j, "fresh_max_bytes", s->fresh_max);
     json_kv_uint(j, "loads", s->loads);
     json_kv_str(j, "ended", s->page_plateau ? "page_walk_plateau" : "top");
     if (s->ratio0 > 0 && s->ratio1 > 0) {
@@ -143,6 +145,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     struct cache_sizes cs;
     cache_sizes_from_cpuid(plat_cpuinfo(), &cs);
     uint64_t fresh_max = lat_fresh_max_bytes_par(&cs, lat_build_cpus(s->mode));
+    s->fresh_max = fresh_max;
     for (size_t k = 0; k < reps; k++) {
         uint64_t last = 0;
         size_t end = k ? s->n : n_grid;
@@ -245,6 +248,7 @@ static void emit_points(const struct series *s)
         json_kv_str(j, "mode", s->mode_name);
         json_kv_uint(j, "lines", pt[i].lines);
         json_kv_uint(j, "line_bytes", 64);
+        json_kv_bool(j, "fresh_chains", !pt[i].whole); /* each replicate its own permutation, a pass apart */
         char name[LEDGER_NAME_MAX];
         fmt_snprintf(name, sizeof(name), "latency_sweep/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
                      (unsigned long)s->bytes[i]);
