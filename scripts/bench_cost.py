@@ -26,7 +26,7 @@ import time
 DONE = re.compile(r"^== bench (\w+) done in ([0-9.]+) s$")
 
 
-def run_once(exe, cfg, cpus):
+def run_once(exe, cfg, cpus, keep=None):
     cmd = [exe] + shlex.split(cfg)
     if cpus:
         cmd = ["taskset", "-c", cpus] + cmd
@@ -35,6 +35,9 @@ def run_once(exe, cfg, cpus):
     out = p.stdout.read()
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
+    if keep:
+        with open(keep, "w") as f:
+            f.write(out)
     p.returncode = os.waitstatus_to_exitcode(status)
     row = {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mib": ru.ru_maxrss / 1024.0, "bench": {}, "loads": 0, "build": 0.0, "alloc": 0.0,
            "points": 0, "rc": p.returncode}
@@ -68,16 +71,20 @@ def main():
     ap.add_argument("--exe", default="build/host-bench/pmubench-host")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--cpus", default="", help="taskset CPU list (default: all)")
+    ap.add_argument("--keep", default="", help="directory to keep each run's output in (cCONFIG-rREPEAT.log)")
     ap.add_argument("configs", nargs="+", help="one configuration: key=value words in one argument")
     a = ap.parse_args()
     if not os.access(a.exe, os.X_OK):
         sys.exit(f"bench_cost: {a.exe}: not an executable (make host-bench builds it)")
     if a.repeat < 1:
         sys.exit(f"bench_cost: --repeat {a.repeat}: at least 1")
+    if a.keep and not os.path.isdir(a.keep):
+        sys.exit(f"bench_cost: --keep {a.keep}: not a directory")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
     rows = []
     for cfg in a.configs:
-        runs = [run_once(a.exe, cfg, a.cpus) for _ in range(a.repeat)]
+        keep = lambda i, r: os.path.join(a.keep, f"c{i}-r{r}.log") if a.keep else None  # noqa: E731
+        runs = [run_once(a.exe, cfg, a.cpus, keep(len(rows), r)) for r in range(a.repeat)]
         rows.append((cfg, median_row(runs)))
     print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     base = rows[0][1]
