@@ -31,6 +31,7 @@ struct series {
     double build_seconds;  /* of that, building the chains */
     double alloc_seconds;  /* ... and taking its buffer from the platform (faulted in) and giving it back */
     uint64_t fresh_max;    /* points up to this size: a fresh permutation per replicate (above: back to back) */
+    uint64_t buf_bytes;    /* the buffer the series took (page-by-page: no larger than where it stops) */
     uint32_t build_cpus;   /* most CPUs that built one chain */
     uint64_t loads;        /* dependent loads issued: warm-up, calibration, samples */
     bool page_plateau;     /* the page-by-page series ended at its page-walk plateau, before the top */
@@ -57,6 +58,7 @@ static void emit_series(const struct series *s, uint64_t top)
         json_kv_str(j, "reason", s->reason);
     json_kv_uint(j, "points", s->n);
     json_kv_uint(j, "top_bytes", top);
+    json_kv_uint(j, "buffer_bytes", s->buf_bytes);
     json_kv_double(j, "seconds", s->seconds);
     json_kv_double(j, "build_seconds", s->build_seconds);
     json_kv_double(j, "alloc_seconds", s->alloc_seconds);
@@ -121,6 +123,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     /* the page-by-page series goes no further than the LLC rule: its buffer no larger either */
     uint64_t page_top = lat_sweep_top(llc, 0);
     uint64_t buf_bytes = s->mode == CHAIN_PAGE ? MIN(top, page_top) : top;
+    s->buf_bytes = buf_bytes;
     uint64_t a0 = timing_rdtsc();
     int rc = plat_alloc(&buf, buf_bytes, s->page_req, -1, "latency sweep");
     s->alloc_seconds = lat_tsc_to_ns((double)(timing_rdtsc() - a0)) * 1e-9;

@@ -350,8 +350,25 @@ def test_hosted_runner_sweep_top_and_sparse_octaves_past_the_llc(host_bench):
         assert s["ended"] in ("top", "page_walk_plateau") and (s["ended"] == "top" or s["mode"] == "page")
     big = [s for s in run.by_type("latency_series") if s["mode"] == "random"]
     assert all(s["build_cpus"] == run.run["cpus"] for s in big)  # one node here: every CPU builds
+    assert all(s["buffer_bytes"] == top for s in run.by_type("latency_series") if s["status"] == "ok")
     bad = run_host(host_bench, "bench=latency", "sweep_top=1K", timeout=60)
     assert bad.returncode == 2 and "'sweep_top': too small" in bad.stderr
+
+
+def test_hosted_runner_page_series_buffer_stops_at_the_llc_rule(host_bench):
+    # sweep_top above the LLC rule (4x the LLC, rounded up to a power of two): the random series go to sweep_top on buffers of
+    # that size; the page-by-page series stops at the rule's top at the latest and takes no larger a buffer
+    run = parse.parse_log(run_host(host_bench, "bench=latency", "profile=full", "time_budget_ms=1",
+                                   "seed=3", "sweep_top=512M").stdout)
+    llc = llc_bytes(run.run)
+    rule = 1 << (4 * llc - 1).bit_length()
+    series = {s["mode"]: s for s in run.by_type("latency_series") if s["status"] == "ok"}
+    if rule >= (1 << 29):
+        pytest.skip("the LLC rule's top is 512 MiB or more here")
+    assert series["random"]["buffer_bytes"] == series["random"]["top_bytes"] == 1 << 29
+    page = series["page"]
+    assert page["buffer_bytes"] == rule, page
+    assert max(x["bytes"] for x in run.by_type("latency_sweep") if x["mode"] == "page") <= rule
 
 
 def test_hosted_runner_rejects_bad_config(host_bench):
