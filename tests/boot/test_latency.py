@@ -371,6 +371,25 @@ def test_hosted_runner_page_series_buffer_stops_at_the_llc_rule(host_bench):
     assert max(x["bytes"] for x in run.by_type("latency_sweep") if x["mode"] == "page") <= rule
 
 
+def test_bench_cost_reports_build_and_buffer_time_and_keeps_outputs(host_bench, tmp_path):
+    # scripts/bench_cost.py: the sweep's loads, chain-building and buffer time from the records, each run's
+    # output kept under --keep; a --keep that is not a directory is refused with its reason
+    cfg = "bench=latency profile=quick max_bytes=16M time_budget_ms=1"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_cost.py"), "--exe", host_bench,
+                        "--repeat", "2", "--keep", str(tmp_path), cfg], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    m = re.search(r"chains built in ([0-9.]+) s, buffers taken in ([0-9.]+) s", p.stdout)
+    assert m, p.stdout
+    kept = sorted(x.name for x in tmp_path.iterdir())
+    assert kept == ["c0-r0.log", "c0-r1.log"]
+    runs = [parse.parse_log((tmp_path / k).read_text()) for k in kept]
+    alloc = sorted(sum(s["alloc_seconds"] for s in r.by_type("latency_series")) for r in runs)
+    assert float(m.group(2)) == pytest.approx(sum(alloc) / 2, abs=0.006)  # the median of two runs
+    bad = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_cost.py"), "--exe", host_bench,
+                          "--keep", str(tmp_path / "nosuch"), cfg], capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "--keep" in bad.stderr and "not a directory" in bad.stderr
+
+
 def test_hosted_runner_rejects_bad_config(host_bench):
     # bad input: exit 2, the one-line reason on stderr, the record stream (run, error, end) on stdout
     p = run_host(host_bench, "bench=latency,nosuch", timeout=60)
