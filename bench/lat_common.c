@@ -139,7 +139,7 @@ static void *fresh_chain(void *ctx, size_t k)
     struct cache_sizes c;
     cache_sizes_from_cpuid(plat_cpuinfo(), &c);
     if (rp->p.bytes > lat_fresh_max_bytes_par(&c, lat_build_cpus(rp->p.mode)))
-        return CHASE_SAME_CHAIN; /* a DRAM-sized chain: rebuilding costs seconds and averages to the same */
+        return CHASE_SAME_CHAIN; /* a rebuild would cost more than the replicate: the same chain goes on */
     struct chain_params p = rp->p;
     p.seed = lat_rep_seed(p.seed, k);
     size_t n = 0;

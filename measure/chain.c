@@ -141,7 +141,7 @@ static size_t page_first(uint64_t seed, size_t u, const struct chain_geom *g)
 /* Pages in one Sattolo cycle (next_page[u]: the page after u), each page's used lines in their own random
  * order, its last line linked to the first line of the next page. Written page by page in address order, each
  * page's links inside that page: one pass over the buffer instead of a jump to a random page per page (the
- * order depends on the seed alone, the way the pages are visited while building does not). */
+ * chain depends on the seed alone, not on the order the pages are written in). */
 static char *build_page(char *base, const struct chain_geom *g, uint32_t *scratch, uint64_t seed, struct rand *r)
 {
     uint32_t *next_page = scratch;
