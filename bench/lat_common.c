@@ -138,8 +138,8 @@ static void *fresh_chain(void *ctx, size_t k)
     const struct lat_reps *rp = ctx;
     struct cache_sizes c;
     cache_sizes_from_cpuid(plat_cpuinfo(), &c);
-    if (rp->p.bytes > lat_fresh_max_bytes(&c))
-        return CHASE_SAME_CHAIN; /* a DRAM-sized chain: rebuilding costs seconds and averages to the same */
+    if (rp->p.bytes > lat_fresh_max_bytes_par(&c, lat_build_cpus(rp->p.mode)))
+        return CHASE_SAME_CHAIN; /* a rebuild would cost more than the replicate: the same chain goes on */
     struct chain_params p = rp->p;
     p.seed = lat_rep_seed(p.seed, k);
     size_t reps = rp->of ? rp->of : rp->n ? rp->n : lat_replicates();
@@ -232,6 +232,12 @@ static uint32_t par_cpus(uint32_t *ids)
     return n;
 }
 
+uint32_t lat_build_cpus(enum chain_mode mode)
+{
+    uint32_t ids[CHAIN_PAR_PARTS];
+    return mode == CHAIN_RANDOM ? par_cpus(ids) : 1;
+}
+
 /* Every part of one step, spread over the CPUs; a CPU that cannot take its share leaves it to this one.
  * -1 when a CPU did not finish (its parts may still be running: the chain is not used). */
 static int par_step(struct chain_par *c, enum chain_par_step step, const uint32_t *ids, uint32_t nw)
@@ -277,8 +283,14 @@ void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, 
     if (need == SIZE_MAX)
         return NULL;
     if (need > 0 && (!s->b.ptr || s->b.bytes < need)) {
+        /* Grown to a power of two: a sweep's chains grow by 2^(1/4) per point, and a new scratch for each
+         * would be allocated and faulted in again each time (at most twice the need). */
+        uint64_t want = need;
+        while (want & (want - 1))
+            want += want & -want;
         plat_free(&s->b);
-        if (plat_alloc(&s->b, need, PLAT_PAGE_DEFAULT, -1, "latency chain scratch") != 0)
+        if (plat_alloc(&s->b, want, PLAT_PAGE_DEFAULT, -1, "latency chain scratch") != 0 &&
+            plat_alloc(&s->b, need, PLAT_PAGE_DEFAULT, -1, "latency chain scratch") != 0)
             return NULL;
     }
     uint64_t t0 = timing_rdtsc();

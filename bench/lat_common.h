@@ -96,6 +96,9 @@ void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, 
 /* CHAIN_RANDOM chains of at least this many lines are built in parts on every CPU of the benchmark CPU's
  * NUMA node at once (measure/chain.h, "CHAIN_RANDOM built in parts"). */
 #define LAT_PAR_MIN_LINES (1u << 18)
+/* The CPUs lat_chain builds a large chain of this mode on: CHAIN_RANDOM in parts on the benchmark CPU's node
+ * (at most CHAIN_PAR_PARTS), the other modes on the calling CPU alone. */
+uint32_t lat_build_cpus(enum chain_mode mode);
 /* What the last lat_chain cost: TSC ticks and the CPUs that built it. */
 struct lat_chain_cost {
     uint64_t ticks;

@@ -203,10 +203,14 @@ uint64_t lat_dram_bytes(const struct cache_sizes *c, bool quick, uint64_t cap)
     return MAX(ALIGN_DOWN(w, MiB(2)), MiB(2));
 }
 
-uint64_t lat_fresh_max_bytes(const struct cache_sizes *c)
+uint64_t lat_fresh_max_bytes_par(const struct cache_sizes *c, uint32_t build_cpus)
 {
-    return c && c->llc ? 2 * c->llc : MiB(64);
+    uint64_t llc_rule = c && c->llc ? 2 * c->llc : MiB(64);
+    uint64_t cost_rule = (uint64_t)LAT_FRESH_MAX_LINES * 64 * MAX(build_cpus, 1u);
+    return MIN(llc_rule, cost_rule);
 }
+
+uint64_t lat_fresh_max_bytes(const struct cache_sizes *c) { return lat_fresh_max_bytes_par(c, 1); }
 
 uint64_t lat_l1_bytes(const struct cache_sizes *c)
 {

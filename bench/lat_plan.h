@@ -96,10 +96,15 @@ uint64_t lat_evict_chunk(const struct cache_sizes *c, int levels);
 /* Working set for the DRAM rows and the NUMA matrix: 8 x the LLC, at least 64 MiB (quick: 2 x, at least
  * 16 MiB), capped by `cap` (0: none), a multiple of 2 MiB, at least 2 MiB. */
 uint64_t lat_dram_bytes(const struct cache_sizes *c, bool quick, uint64_t cap);
-/* The largest chain a replicate rebuilds as a fresh permutation (docs/measurement.md "Replicates"): twice the
- * LLC (64 MiB when unknown). A DRAM-sized chain of millions of random lines gives the same latency in every
- * permutation, while its rebuild and warm-up pass cost about a second each: its replicates go on chasing the
- * same chain, at other moments. */
+/* The largest chain a replicate rebuilds as a fresh permutation (docs/measurement.md "Replicates"), set by what
+ * the rebuild costs: LAT_FRESH_MAX_LINES lines of 64 bytes per CPU that builds it (build_cpus, 0 taken as 1), and
+ * never more than twice the LLC (64 MiB when unknown). A rebuild of 2^20 random lines takes about 20 ms on one
+ * CPU (measured on a 16-core Xeon and a Zen 4 guest), as much as the replicate's own warm-up and share of the
+ * sampling budget; a larger chain's rebuilds would be most of its point's time, and a DRAM-sized chain of
+ * millions of random lines gives the same latency in every permutation: its replicates go on chasing the same
+ * chain, back to back. lat_fresh_max_bytes is the rule for a chain built on one CPU. */
+#define LAT_FRESH_MAX_LINES (1u << 20)
+uint64_t lat_fresh_max_bytes_par(const struct cache_sizes *c, uint32_t build_cpus);
 uint64_t lat_fresh_max_bytes(const struct cache_sizes *c);
 
 /* L1 row: a chase over half the L1 (16 KiB without one), a multiple of 1 KiB. */

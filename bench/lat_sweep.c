@@ -29,6 +29,9 @@ struct series {
     double ratio0, ratio1; /* core/TSC ratio on the benchmark's CPU before and after the series (0: not measured) */
     int tries;             /* 2 when a clock drift made it measure the series again */
     double build_seconds;  /* of that, building the chains */
+    double alloc_seconds;  /* ... and taking its buffer from the platform (faulted in) and giving it back */
+    uint64_t fresh_max;    /* points up to this size: a fresh permutation per replicate (above: back to back) */
+    uint64_t buf_bytes;    /* the buffer the series took (page-by-page: no larger than where it stops) */
     uint32_t build_cpus;   /* most CPUs that built one chain */
     uint64_t loads;        /* dependent loads issued: warm-up, calibration, samples */
     bool page_plateau;     /* the page-by-page series ended at its page-walk plateau, before the top */
@@ -55,9 +58,12 @@ static void emit_series(const struct series *s, uint64_t top)
         json_kv_str(j, "reason", s->reason);
     json_kv_uint(j, "points", s->n);
     json_kv_uint(j, "top_bytes", top);
+    json_kv_uint(j, "buffer_bytes", s->buf_bytes);
     json_kv_double(j, "seconds", s->seconds);
     json_kv_double(j, "build_seconds", s->build_seconds);
+    json_kv_double(j, "alloc_seconds", s->alloc_seconds);
     json_kv_uint(j, "build_cpus", s->build_cpus);
+    json_kv_uint(j, "fresh_max_bytes", s->fresh_max);
     json_kv_uint(j, "loads", s->loads);
     json_kv_str(j, "ended", s->page_plateau ? "page_walk_plateau" : "top");
     if (s->ratio0 > 0 && s->ratio1 > 0) {
@@ -115,7 +121,14 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     s->build_cpus = 0;
     s->loads = 0;
     s->page_plateau = false;
-    if (plat_alloc(&buf, top, s->page_req, -1, "latency sweep") != 0) {
+    /* the page-by-page series goes no further than the LLC rule: its buffer no larger either */
+    uint64_t page_top = lat_sweep_top(llc, 0);
+    uint64_t buf_bytes = s->mode == CHAIN_PAGE ? MIN(top, page_top) : top;
+    s->buf_bytes = buf_bytes;
+    uint64_t a0 = timing_rdtsc();
+    int rc = plat_alloc(&buf, buf_bytes, s->page_req, -1, "latency sweep");
+    s->alloc_seconds = lat_tsc_to_ns((double)(timing_rdtsc() - a0)) * 1e-9;
+    if (rc != 0) {
         s->ok = false;
         s->reason = s->page_req == KiB(4)   ? "no memory for the sweep buffer"
                     : s->page_req == MiB(2) ? "no 2 MiB-aligned memory for the sweep buffer"
@@ -128,14 +141,15 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     /* Replicates interleaved in time (docs/measurement.md "Replicates"): R passes over the series' points, each
      * point a fresh permutation (new seed) in every pass, so that a point's replicates are a whole pass apart,
      * not back to back. Pass 0 decides the points (and where the page-by-page series ends); a point larger
-     * than lat_fresh_max_bytes (2x the LLC: millions of random lines, whose permutations all give the same
-     * latency while each rebuild costs as much as the chase) is measured in pass 0 alone, in R replicates on
-     * the one chain, back to back (as lat_chase does for the Table 2 DRAM rows). */
+     * than lat_fresh_max_bytes_par (2x the LLC, and no more lines than the CPUs that build it rebuild in about
+     * a replicate's own time: millions of random lines, whose permutations all give the same latency while
+     * each rebuild costs more than the chase) is measured in pass 0 alone, in R replicates on the one chain,
+     * back to back (as lat_chase does for the Table 2 DRAM rows). */
     size_t reps = MIN(lat_replicates(), (size_t)MEAS_REPLICATES_FULL);
     struct cache_sizes cs;
     cache_sizes_from_cpuid(plat_cpuinfo(), &cs);
-    uint64_t fresh_max = lat_fresh_max_bytes(&cs);
-    uint64_t page_top = lat_sweep_top(llc, 0); /* the page-by-page series goes no further than the LLC rule */
+    uint64_t fresh_max = lat_fresh_max_bytes_par(&cs, lat_build_cpus(s->mode));
+    s->fresh_max = fresh_max;
     /* Each replicate's chain at its own page-aligned offset of the series' buffer (lat_rep_offset: spread over
      * the room the point leaves, replicate 0 at the start): another replicate, other pages. Where the host
      * backs the guest's large pages with 4 KiB ones that is another cache-set placement, which moved the
@@ -169,7 +183,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             if (k && pt[j].whole)
                 continue;
             size_t n = 0;
-            uint64_t off = whole ? 0 : lat_rep_offset(top, p.bytes, align, k, reps);
+            uint64_t off = whole ? 0 : lat_rep_offset(buf_bytes, p.bytes, align, k, reps);
             void *start = lat_chain((uint8_t *)buf.ptr + off, &p, scratch, &n);
             s->build_seconds += lat_tsc_to_ns((double)lat_chain_last.ticks) * 1e-9;
             s->build_cpus = MAX(s->build_cpus, lat_chain_last.cpus);
@@ -180,9 +194,11 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
              * chain of more than LAT_SWEEP_WARM_LOADS lines is warmed by LAT_SWEEP_WARM_LOADS loads per replicate
              * instead of a full pass (R full passes at L3 latency were most of the sweep's time; fewer loads than
              * that left a chain in the state its build left it, not the chase's: docs/measurement.md
-             * "Replicates"); smaller chains, and every chain of the single-replicate profiles, get the full pass. */
+             * "Replicates"); smaller chains, and every chain of the single-replicate profiles, get the full pass.
+             * A point measured whole (its R replicates back to back on one chain) is warmed once, as one chase:
+             * LAT_SWEEP_WARM_LOADS loads, as lat_chase warms the DRAM rows. */
             bool above = llc && (uint64_t)n * 64 > llc;
-            uint64_t warm = above && reps > 1 ? MAX(LAT_SWEEP_WARM_LOADS / reps, (uint64_t)LAT_SWEEP_REP_WARM_MIN)
+            uint64_t warm = above && reps > 1 && !whole ? MAX(LAT_SWEEP_WARM_LOADS / reps, (uint64_t)LAT_SWEEP_REP_WARM_MIN)
                             : above || (reps > 1 && n > LAT_SWEEP_WARM_LOADS) ? LAT_SWEEP_WARM_LOADS
                                                                               : 0;
             /* this pass's replicate with its share of the budget, or all of them */
@@ -227,7 +243,9 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
         s->ci[j] = r->tsc.median > 0 ? (r->tsc.ci_hi - r->tsc.ci_lo) / (2 * r->tsc.median) : 1;
         s->q[j] = r->v.q;
     }
+    uint64_t f0 = timing_rdtsc();
     plat_free(&buf);
+    s->alloc_seconds += lat_tsc_to_ns((double)(timing_rdtsc() - f0)) * 1e-9;
     s->ratio1 = ratio_now(self.id);
     s->seconds = lat_tsc_to_ns((double)(timing_rdtsc() - t0)) * 1e-9;
 }
@@ -249,6 +267,7 @@ static void emit_points(const struct series *s)
         for (size_t k = 0; k < pt[i].got; k++)
             json_uint(j, pt[i].off[k]);
         json_arr_end(j);
+        json_kv_bool(j, "fresh_chains", !pt[i].whole); /* each replicate its own permutation, a pass apart */
         char name[LEDGER_NAME_MAX];
         fmt_snprintf(name, sizeof(name), "latency_sweep/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
                      (unsigned long)s->bytes[i]);

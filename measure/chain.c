@@ -106,31 +106,58 @@ static char *build_random(char *base, const struct chain_geom *g, uint32_t *a, s
     return base;
 }
 
-static char *build_page(char *base, const struct chain_geom *g, uint32_t *scratch, struct rand *r)
+/* Page u's generator: a stream of its own from the seed, so that any page's line order can be drawn without
+ * drawing the others first. */
+static void page_rand(uint64_t seed, size_t u, struct rand *r)
+{
+    uint64_t x = seed ^ (0xA24BAED4963EE407ull * (uint64_t)(u + 1));
+    rand_seed(r, splitmix64_next(&x));
+}
+
+/* Page u's used lines in visiting order: a partial Fisher-Yates of its lines with page u's generator (the first
+ * `used` entries of ln become a uniformly random ordered subset). */
+static void page_lines(uint64_t seed, size_t u, const struct chain_geom *g, uint32_t *ln)
+{
+    struct rand r;
+    page_rand(seed, u, &r);
+    for (size_t k = 0; k < g->lines_per_unit; k++)
+        ln[k] = (uint32_t)k;
+    for (size_t k = 0; k < g->used_per_unit; k++) {
+        size_t j = k + (size_t)rand_below(&r, g->lines_per_unit - k);
+        uint32_t t = ln[k];
+        ln[k] = ln[j];
+        ln[j] = t;
+    }
+}
+
+/* The first line page u visits: the first draw of page_lines (ln[0] of an identity swapped with ln[j]). */
+static size_t page_first(uint64_t seed, size_t u, const struct chain_geom *g)
+{
+    struct rand r;
+    page_rand(seed, u, &r);
+    return (size_t)rand_below(&r, g->lines_per_unit);
+}
+
+/* Pages in one Sattolo cycle (next_page[u]: the page after u), each page's used lines in their own random
+ * order, its last line linked to the first line of the next page. Written page by page in address order, each
+ * page's links inside that page: one pass over the buffer instead of a jump to a random page per page (the
+ * chain depends on the seed alone, not on the order the pages are written in). */
+static char *build_page(char *base, const struct chain_geom *g, uint32_t *scratch, uint64_t seed, struct rand *r)
 {
     uint32_t *next_page = scratch;
     uint32_t *ln = scratch + g->units;
-    void **prev = NULL;
-    char *first = NULL;
-    size_t page = 0;
 
     sattolo(next_page, g->units, r);
-    do {
-        char *pbase = base + page * g->unit_bytes;
-        /* Partial Fisher-Yates: the first used_per_unit entries become a random ordered subset. */
-        for (size_t k = 0; k < g->lines_per_unit; k++)
-            ln[k] = (uint32_t)k;
-        for (size_t k = 0; k < g->used_per_unit; k++) {
-            size_t j = k + (size_t)rand_below(r, g->lines_per_unit - k);
-            uint32_t t = ln[k];
-            ln[k] = ln[j];
-            ln[j] = t;
-            chain_link(&prev, &first, pbase + (size_t)ln[k] * g->line);
-        }
-        page = next_page[page];
-    } while (page != 0);
-    *prev = first;
-    return first;
+    for (size_t u = 0; u < g->units; u++) {
+        char *pbase = base + u * g->unit_bytes;
+        page_lines(seed, u, g, ln);
+        for (size_t k = 0; k + 1 < g->used_per_unit; k++)
+            *(void **)(pbase + (size_t)ln[k] * g->line) = pbase + (size_t)ln[k + 1] * g->line;
+        size_t v = next_page[u];
+        *(void **)(pbase + (size_t)ln[g->used_per_unit - 1] * g->line) =
+            base + v * g->unit_bytes + page_first(seed, v, g) * g->line;
+    }
+    return base + page_first(seed, 0, g) * g->line;
 }
 
 static char *build_stride(char *base, const struct chain_geom *g)
@@ -173,7 +200,7 @@ void *chain_build(void *buf, const struct chain_params *p, void *scratch, size_t
         start = build_random(buf, &g, scratch, &r);
         break;
     case CHAIN_PAGE:
-        start = build_page(buf, &g, scratch, &r);
+        start = build_page(buf, &g, scratch, p->seed, &r);
         break;
     default:
         start = build_stride(buf, &g);

@@ -343,10 +343,18 @@ def test_hosted_runner_sweep_top_and_sparse_octaves_past_the_llc(host_bench):
             assert sizes[-1] == top
         assert len([x for x in dense if llc < x <= 2 * llc]) >= 3  # full density up to 2x the LLC
     for s in run.by_type("latency_series"):
-        assert s["loads"] > 0 and s["build_seconds"] >= 0 and s["build_cpus"] >= 1
+        assert s["loads"] > 0 and s["build_seconds"] >= 0 and s["build_cpus"] >= 1 and s["alloc_seconds"] >= 0
+        # a fresh permutation per replicate up to 2x the LLC and 2^20 lines per CPU that builds the chain (page
+        # chains: one CPU); larger points take their replicates back to back on one chain
+        cpus = s["build_cpus"] if s["mode"] == "random" else 1
+        assert s["fresh_max_bytes"] == min(2 * llc, (1 << 26) * cpus), s
+        pts = [x for x in run.by_type("latency_sweep") if (x["mode"], x["page_bytes"]) == (s["mode"], s["page_bytes"])]
+        assert all(x["fresh_chains"] == (x["bytes"] <= s["fresh_max_bytes"]) for x in pts), s
+        assert any(not x["fresh_chains"] for x in pts) or s["mode"] == "page"
         assert s["ended"] in ("top", "page_walk_plateau") and (s["ended"] == "top" or s["mode"] == "page")
     big = [s for s in run.by_type("latency_series") if s["mode"] == "random"]
     assert all(s["build_cpus"] == run.run["cpus"] for s in big)  # one node here: every CPU builds
+    assert all(s["buffer_bytes"] == top for s in run.by_type("latency_series") if s["status"] == "ok")
     bad = run_host(host_bench, "bench=latency", "sweep_top=1K", timeout=60)
     assert bad.returncode == 2 and "'sweep_top': too small" in bad.stderr
 
@@ -359,7 +367,7 @@ def test_hosted_runner_replicates_on_other_memory(host_bench):
     p = run_host(host_bench, "bench=latency,c2c", "profile=full", "time_budget_ms=1", "max_bytes=8M")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr
     run = parse.parse_log(p.stdout)
-    top = {(s["mode"], s["page_bytes"]): s["top_bytes"] for s in run.by_type("latency_series") if s["status"] == "ok"}
+    top = {(s["mode"], s["page_bytes"]): s["buffer_bytes"] for s in run.by_type("latency_series") if s["status"] == "ok"}
     distinct = 0
     for pt in run.by_type("latency_sweep"):
         offs, page = pt["replicate_offsets"], pt["page_bytes"]
@@ -385,6 +393,41 @@ def test_hosted_runner_replicates_on_other_memory(host_bench):
     summ = run.by_type("c2c_summary")[0]
     assert summ["replicate_offsets"] == [k * two_mib for k in range(9)]
     assert summ["replicate_offsets"][-1] + summ["bytes"] <= summ["buffer_bytes"]
+
+
+def test_hosted_runner_page_series_buffer_stops_at_the_llc_rule(host_bench):
+    # sweep_top above the LLC rule (4x the LLC, rounded up to a power of two): the random series go to sweep_top on buffers of
+    # that size; the page-by-page series stops at the rule's top at the latest and takes no larger a buffer
+    run = parse.parse_log(run_host(host_bench, "bench=latency", "profile=full", "time_budget_ms=1",
+                                   "seed=3", "sweep_top=512M").stdout)
+    llc = llc_bytes(run.run)
+    rule = 1 << (4 * llc - 1).bit_length()
+    series = {s["mode"]: s for s in run.by_type("latency_series") if s["status"] == "ok"}
+    if rule >= (1 << 29):
+        pytest.skip("the LLC rule's top is 512 MiB or more here")
+    assert series["random"]["buffer_bytes"] == series["random"]["top_bytes"] == 1 << 29
+    page = series["page"]
+    assert page["buffer_bytes"] == rule, page
+    assert max(x["bytes"] for x in run.by_type("latency_sweep") if x["mode"] == "page") <= rule
+
+
+def test_bench_cost_reports_build_and_buffer_time_and_keeps_outputs(host_bench, tmp_path):
+    # scripts/bench_cost.py: the sweep's loads, chain-building and buffer time from the records, each run's
+    # output kept under --keep; a --keep that is not a directory is refused with its reason
+    cfg = "bench=latency profile=quick max_bytes=16M time_budget_ms=1"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_cost.py"), "--exe", host_bench,
+                        "--repeat", "2", "--keep", str(tmp_path), cfg], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    m = re.search(r"chains built in ([0-9.]+) s, buffers taken in ([0-9.]+) s", p.stdout)
+    assert m, p.stdout
+    kept = sorted(x.name for x in tmp_path.iterdir())
+    assert kept == ["c0-r0.log", "c0-r1.log"]
+    runs = [parse.parse_log((tmp_path / k).read_text()) for k in kept]
+    alloc = sorted(sum(s["alloc_seconds"] for s in r.by_type("latency_series")) for r in runs)
+    assert float(m.group(2)) == pytest.approx(sum(alloc) / 2, abs=0.006)  # the median of two runs
+    bad = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench_cost.py"), "--exe", host_bench,
+                          "--keep", str(tmp_path / "nosuch"), cfg], capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "--keep" in bad.stderr and "not a directory" in bad.stderr
 
 
 def test_hosted_runner_rejects_bad_config(host_bench):

@@ -291,6 +291,52 @@ static void test_page_one_line_spread(void **state)
     arena_free(&a);
 }
 
+/* Page mode draws its two levels uniformly and independently: 3 pages of 4 lines, 2 used per page, 6000 seeds.
+ * The pages follow one of the 2 cycles of 3 (~3000 each); each page's ordered pair of lines is one of 12
+ * (~500 each); and two pages' pairs are independent (the same pair in pages 0 and 1 ~1/12 of the seeds: a
+ * page's order drawn from a generator shared with, or copied from, another page's would show here). */
+static void test_page_mode_uniform(void **state)
+{
+    (void)state;
+    enum { PAGES = 3, LPP = 4, SEEDS = 6000 };
+    struct chain_params p = {.bytes = PAGES * LPP * 64, .line = 64, .page = LPP * 64, .mode = CHAIN_PAGE,
+                             .lines_per_page = 2};
+    struct arena a = arena_new(p.bytes, LPP * 64, chain_scratch_bytes(&p));
+    int cycle[PAGES] = {0}, pair[PAGES][LPP * LPP] = {{0}}, same01 = 0;
+    for (uint64_t seed = 0; seed < SEEDS; seed++) {
+        p.seed = seed;
+        size_t n = 0;
+        const char *q = chain_build(a.buf, &p, a.scratch, a.scratch_bytes, &n);
+        assert_non_null(q);
+        assert_int_equal(n, PAGES * 2);
+        int key[PAGES], next_of_0 = -1;
+        for (size_t i = 0; i < n; i += 2) { /* two lines of one page, then the next page */
+            size_t l0 = (size_t)(q - a.buf) / 64, l1 = (size_t)(*(char *const *)q - a.buf) / 64;
+            assert_int_equal(l0 / LPP, l1 / LPP);
+            key[l0 / LPP] = (int)((l0 % LPP) * LPP + l1 % LPP);
+            q = *(char *const *)*(char *const *)q;
+            if (l0 / LPP == 0)
+                next_of_0 = (int)((size_t)(q - a.buf) / 64 / LPP);
+        }
+        cycle[next_of_0]++;
+        for (int u = 0; u < PAGES; u++)
+            pair[u][key[u]]++;
+        same01 += key[0] == key[1];
+    }
+    assert_int_equal(cycle[0], 0);
+    assert_in_range(cycle[1], 2800, 3200);
+    assert_in_range(cycle[2], 2800, 3200);
+    for (int u = 0; u < PAGES; u++)
+        for (int k = 0; k < LPP * LPP; k++) {
+            if (k / LPP == k % LPP)
+                assert_int_equal(pair[u][k], 0);
+            else
+                assert_in_range(pair[u][k], 400, 600);
+        }
+    assert_in_range(same01, 400, 600);
+    arena_free(&a);
+}
+
 /* Lines a chain does not use keep their contents. */
 static void test_page_unused_lines_untouched(void **state)
 {
@@ -659,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_random_is_scattered),  cmocka_unit_test(test_random_uniform_cycles),
         cmocka_unit_test(test_page_mode),            cmocka_unit_test(test_page_mode_geometries),
         cmocka_unit_test(test_page_one_line_spread), cmocka_unit_test(test_page_unused_lines_untouched),
+        cmocka_unit_test(test_page_mode_uniform),
         cmocka_unit_test(test_stride_mode),          cmocka_unit_test(test_stride_rotation_covers_sets),
         cmocka_unit_test(test_deterministic),        cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_bad_params),           cmocka_unit_test(test_verify_rejects),

@@ -303,6 +303,27 @@ static void dram_bytes_scales_with_llc_and_caps(void **state)
     assert_int_equal(lat_dram_bytes(NULL, true, 0), MiB(16));
 }
 
+/* Fresh permutations per replicate up to twice the LLC, and no further than 2^20 lines per building CPU: the
+ * rebuild's cost, not the LLC alone, sets the limit (a 300 MiB-LLC Xeon on one CPU: 64 MiB, not 600). */
+static void fresh_max_set_by_the_rebuild_cost(void **state)
+{
+    (void)state;
+    struct cache_sizes c = {.llc = MiB(300)};
+    assert_int_equal(lat_fresh_max_bytes(&c), MiB(64));
+    assert_int_equal(lat_fresh_max_bytes_par(&c, 1), MiB(64));
+    assert_int_equal(lat_fresh_max_bytes_par(&c, 0), MiB(64)); /* 0 CPUs: one */
+    assert_int_equal(lat_fresh_max_bytes_par(&c, 4), MiB(256));
+    assert_int_equal(lat_fresh_max_bytes_par(&c, 16), MiB(600)); /* the LLC rule again */
+    c.llc = MiB(8);
+    assert_int_equal(lat_fresh_max_bytes(&c), MiB(16));
+    assert_int_equal(lat_fresh_max_bytes_par(&c, 16), MiB(16));
+    c.llc = MiB(32);
+    assert_int_equal(lat_fresh_max_bytes(&c), MiB(64)); /* both rules agree */
+    assert_int_equal(lat_fresh_max_bytes(NULL), MiB(64));
+    c.llc = 0;
+    assert_int_equal(lat_fresh_max_bytes_par(&c, 8), MiB(64));
+}
+
 static void l1_bytes_half_l1(void **state)
 {
     (void)state;
@@ -531,6 +552,7 @@ int main(void)
         cmocka_unit_test(placed_bytes_quarter_l2_whole_iterations),
         cmocka_unit_test(evict_bytes_twice_capacity_capped_by_l3),
         cmocka_unit_test(dram_bytes_scales_with_llc_and_caps),
+        cmocka_unit_test(fresh_max_set_by_the_rebuild_cost),
         cmocka_unit_test(l1_bytes_half_l1),
         cmocka_unit_test(pick_cpus_all_or_evenly_spread),
         cmocka_unit_test(loaded_delays_start_at_full_load),
