@@ -85,14 +85,19 @@ static void rep_combine(const struct rep_set *rs, struct lat_result *r)
     lat_result_combine(rs->rep, rs->got, ratio > 0 ? ratio : rs->last.ratio, rs->method, r);
 }
 
-/* "replicate_ms" (each replicate's start, ms after the Table 2 rows began) and "replicate_starts" (where its
- * chain started, bytes from its buffer's start). */
+/* "replicate_ms" (each replicate's start, ms after the Table 2 rows began), "replicate_ns" (its median) and
+ * "replicate_starts" (where its chain started, bytes from its buffer's start). */
 static void reps_json(struct json *j, const struct rep_set *rs)
 {
     json_key(j, "replicate_ms");
     json_arr_begin(j);
     for (size_t k = 0; k < rs->got; k++)
         json_double(j, lat_tsc_to_ns((double)rs->at[k]) * 1e-6);
+    json_arr_end(j);
+    json_key(j, "replicate_ns");
+    json_arr_begin(j);
+    for (size_t k = 0; k < rs->got; k++)
+        json_double(j, lat_tsc_to_ns(rs->rep[k].st.median));
     json_arr_end(j);
     json_key(j, "replicate_starts");
     json_arr_begin(j);
@@ -818,6 +823,7 @@ void lat_table2_begin(void)
 }
 
 size_t lat_table2_passes(void) { return begun ? E.reps : 0; }
+size_t lat_table2_passes_done(void) { return passes_done; }
 
 void lat_table2_pass(void)
 {

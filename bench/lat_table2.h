@@ -17,6 +17,7 @@ void lat_table2_run(void);
  * table and the cross-checks. lat_table2_passes: R, the passes in all (0 before begin). */
 void lat_table2_begin(void);
 size_t lat_table2_passes(void);
+size_t lat_table2_passes_done(void); /* passes measured since lat_table2_begin */
 void lat_table2_pass(void);
 void lat_table2_finish(void);
 /* The passes due after `done` of `total` passes of something else (the sweep's): floor(done x reps / total),
