@@ -464,14 +464,6 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
     *r = (struct lat_result){0};
     if (p->lines->n == 0 || p->lines->n % CHASE_UNROLL != 0 || rounds == 0 || (p->of && p->rep >= p->of))
         return -1;
-    /* One replicate of `of` measured apart: its share of the budget and of the minimum samples, as the engine
-     * gives each of its own replicates (measure/engine.h). */
-    size_t min_samples = MIN(meas_min_samples(plat_config()->quick), rounds);
-    uint64_t budget = lat_budget_ticks();
-    if (p->of > 1) {
-        min_samples = MIN(MAX((min_samples + p->of - 1) / p->of, (size_t)MEAS_MIN_REPLICATE_SAMPLES), rounds);
-        budget /= p->of;
-    }
     struct placed_sample ps = {
         .p = p,
         .pass = {.start = p->lines->start, .ser = plat_config()->serialize},
@@ -487,13 +479,23 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
         .overhead_reps = plat_config()->minimal ? LAT_MINIMAL_OVERHEAD_REPS : CHASE_OVERHEAD_REPS,
         .iters = 1, /* one pass per sample: the placement is undone by the pass itself */
         .work_per_iter = (double)p->lines->n,
-        .min_samples = min_samples,
+        .min_samples = MIN(meas_min_samples(plat_config()->quick), rounds),
         .max_samples = rounds,
         .target_ci = meas_ci_target(plat_config()->quick),
-        .budget_ticks = budget,
-        .replicates = p->of ? 1 : lat_replicates(),
+        .budget_ticks = lat_budget_ticks(),
+        .replicates = lat_replicates(),
         .setup = placed_setup,
     };
+    if (p->of) {
+        /* One replicate of `of` measured apart: its share of the budget and of the minimum samples, as the
+         * engine gives each of its own replicates (measure/engine.h). */
+        spec.replicates = 1;
+        if (p->of > 1) {
+            spec.min_samples = MIN(MAX((spec.min_samples + p->of - 1) / p->of, (size_t)MEAS_MIN_REPLICATE_SAMPLES),
+                                   rounds);
+            spec.budget_ticks /= p->of;
+        }
+    }
 
     bool counter = pmu_core_cycles_method() != NULL;
     struct plat_cpu self;
