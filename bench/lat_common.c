@@ -27,6 +27,22 @@ void lat_result_from(struct lat_result *r, const struct stats *tsc, double ratio
     r->cycles = r->tsc.median * ratio;
 }
 
+double lat_ratio_median(double *x, size_t n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) /* keep the positive ones, insertion-sorted */
+        if (x[i] > 0) {
+            double v = x[i];
+            size_t j = m++;
+            for (; j > 0 && x[j - 1] > v; j--)
+                x[j] = x[j - 1];
+            x[j] = v;
+        }
+    if (m == 0)
+        return 0;
+    return m % 2 ? x[m / 2] : 0.5 * (x[m / 2 - 1] + x[m / 2]);
+}
+
 struct meas_result lat_result_rep(const struct lat_result *r)
 {
     return (struct meas_result){.st = r->tsc, .converged = r->converged, .budget_hit = r->budget_hit,
@@ -419,7 +435,9 @@ static int placed_setup(void *ctx, size_t k)
 {
     struct placed_sample *ps = ctx;
     const struct lat_placed *p = ps->p;
-    size_t reps = lat_replicates();
+    size_t reps = p->of ? p->of : lat_replicates();
+    if (p->of) /* one replicate measured apart: the engine's replicate 0 is the row's replicate `rep` */
+        k = p->rep;
     if (p->evict && p->evict_base)
         p->evict->buf = p->evict_base + lat_rep_offset(p->evict_buf_bytes, p->evict->bytes, LAT_REP_ALIGN, k, reps);
     if (!p->lines_buf)
@@ -427,7 +445,7 @@ static int placed_setup(void *ctx, size_t k)
     uint8_t *at = (uint8_t *)p->lines_buf +
                   (p->lines_buf_bytes ? lat_rep_offset(p->lines_buf_bytes, p->lines_bytes, LAT_REP_ALIGN, k, reps) : 0);
     const uint8_t *now = p->lines->start;
-    if (k == 0 && now >= (const uint8_t *)p->lines_buf && now < (const uint8_t *)p->lines_buf + p->lines_bytes)
+    if (k == 0 && !p->of && now >= (const uint8_t *)p->lines_buf && now < (const uint8_t *)p->lines_buf + p->lines_bytes)
         return 0;
     if (lat_lines_build(p->lines, at, p->lines_bytes, lat_rep_seed(p->seed, k), p->scratch) != 0)
         return -1;
@@ -456,7 +474,7 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
 {
     size_t rounds = MIN(p->rounds, (size_t)LAT_MAX_SAMPLES);
     *r = (struct lat_result){0};
-    if (p->lines->n == 0 || p->lines->n % CHASE_UNROLL != 0 || rounds == 0)
+    if (p->lines->n == 0 || p->lines->n % CHASE_UNROLL != 0 || rounds == 0 || (p->of && p->rep >= p->of))
         return -1;
     struct placed_sample ps = {
         .p = p,
@@ -483,6 +501,16 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
          * replicate were most of a c2c cell's hand-overs */
         .overhead_once = true,
     };
+    if (p->of) {
+        /* One replicate of `of` measured apart: its share of the budget and of the minimum samples, as the
+         * engine gives each of its own replicates (measure/engine.h). */
+        spec.replicates = 1;
+        if (p->of > 1) {
+            spec.min_samples = MIN(MAX((spec.min_samples + p->of - 1) / p->of, (size_t)MEAS_MIN_REPLICATE_SAMPLES),
+                                   rounds);
+            spec.budget_ticks /= p->of;
+        }
+    }
 
     bool counter = pmu_core_cycles_method() != NULL;
     struct plat_cpu self;

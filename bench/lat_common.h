@@ -173,6 +173,11 @@ struct lat_placed {
     size_t n_steps;
     uint32_t measurer;      /* plat_cpu.id that times the pass */
     size_t rounds, warm;    /* measured rounds, and rounds before them that are thrown away */
+    /* of > 0: lat_placed_run measures replicate `rep` of `of` alone (one pass of rows measured apart, as the
+     * Table 2 rows' passes: docs/measurement.md "Replicates"), with 1/of of the budget and its share of the
+     * minimum samples; its lines are always rebuilt in region rep (other rows' replicates use the same
+     * regions in between). 0: every replicate of the profile, back to back. */
+    size_t rep, of;
 };
 
 /* Measures through the engine (sample mode), in the profile's replicates (each a fresh permutation of the
@@ -182,6 +187,9 @@ struct lat_placed {
  * counter hook's, when the measurer is the benchmark's own CPU). Returns 0, or -1 when a CPU failed (its
  * id in *failed_cpu) or the pass did not return to its start. */
 int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *failed_cpu);
+/* The median of n core/TSC ratios (sorted in place; 0 when n is 0 or none is positive): the ratio of a figure
+ * combined from replicates measured apart, each converted with the ratio of its own time. */
+double lat_ratio_median(double *ratios, size_t n);
 /* One round (steps + pass) without statistics, for replays (PEBS hook). 0 or -1. */
 int lat_placed_round(const struct lat_placed *p, struct lat_pass *pass);
 /* Rounds per placed measurement (per replicate) for the profile: at most quick 15 (+1 warm), full 101 (+2

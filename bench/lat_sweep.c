@@ -105,6 +105,11 @@ static struct {
     uint64_t off[MEAS_REPLICATES_FULL]; /* where each replicate's chain sat: bytes from the buffer's start */
 } pt[LAT_MAX_POINTS];
 
+static lat_sweep_between_fn between;
+static size_t between_done, between_total;
+
+void lat_sweep_between(lat_sweep_between_fn fn) { between = fn; }
+
 /* The series' passes over the grid (one per replicate): s->bytes/ns/cycles/cv/ci/q and pt[] for every point
  * that measured in the first. */
 static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t top, uint64_t llc,
@@ -231,6 +236,9 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
                 break;
             }
         }
+        between_done++;
+        if (between)
+            between(between_done, between_total);
     }
     /* Each point's figure: across its replicates (median of the replicates' medians and its interval). */
     for (size_t j = 0; j < s->n; j++) {
@@ -750,9 +758,12 @@ void lat_sweep_run(void)
                 cfg->quick ? LAT_SWEEP_PPO_QUICK : LAT_SWEEP_PPO_FULL, LAT_SWEEP_DENSE_LLC, ns,
                 c.llc ? "known" : "unknown", cfg->sweep_top ? " (top from sweep_top)" : "");
     struct lat_scratch scratch = {0};
+    between_done = 0;
+    between_total = ns * MIN(lat_replicates(), (size_t)MEAS_REPLICATES_FULL);
     for (size_t k = 0; k < ns; k++)
         run_series(&S[k], k, n_grid, top, c.llc, &scratch);
     lat_scratch_free(&scratch);
+    between = NULL;
 
     const char *method;
     clock_core_ratio(&method);

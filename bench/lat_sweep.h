@@ -12,6 +12,12 @@
  * the inferred levels. */
 void lat_sweep_run(void);
 
+/* Called after every pass of every series (done: passes so far, total: series x replicates planned; a series
+ * measured again adds passes beyond total): the Table 2 rows' passes go between the sweep's
+ * (lat_table2_between). NULL: nothing. lat_sweep_run resets it to NULL when it returns. */
+typedef void (*lat_sweep_between_fn)(size_t done, size_t total);
+void lat_sweep_between(lat_sweep_between_fn fn);
+
 /* One finished series as the cache inference reads it. */
 struct lat_sweep_curve {
     const char *mode;      /* the record's "mode": "random" or "page" */

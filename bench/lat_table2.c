@@ -4,6 +4,7 @@
 #include "bench/lat_table2.h"
 #include "bench/lat_common.h"
 #include "measure/rand.h"
+#include "measure/timing.h"
 #include "kernel/fmt.h"
 #include "bench/lat_sweep.h"
 #include "bench/crosscheck.h"
@@ -38,7 +39,72 @@ struct env {
     bool lines_ok;
     char no_lines[160];
     uint64_t seed;
+    size_t reps;     /* R: the profile's replicates, one pass each */
+    uint64_t t0;     /* TSC at lat_table2_begin: replicate times are ticks from here */
 };
+
+/* One row's replicates, measured one per pass (docs/measurement.md "Replicates"): what the combination and
+ * the record need of each. */
+struct rep_set {
+    size_t got;
+    struct meas_result rep[MEAS_REPLICATES_FULL];
+    double ratio[MEAS_REPLICATES_FULL]; /* core/TSC ratio of each replicate's own time */
+    uint64_t at[MEAS_REPLICATES_FULL];  /* ticks from lat_table2_begin to the replicate's start */
+    uint64_t start[MEAS_REPLICATES_FULL]; /* where its chain started: bytes from its buffer's start */
+    struct lat_result last;             /* the latest replicate (R = 1: the figure itself) */
+    const char *method;
+    bool failed;
+    uint32_t bad_cpu;
+};
+
+static void rep_add(struct rep_set *rs, const struct lat_result *r, uint64_t at, uint64_t start)
+{
+    if (rs->got >= MEAS_REPLICATES_FULL)
+        return;
+    rs->rep[rs->got] = lat_result_rep(r);
+    rs->ratio[rs->got] = r->ratio;
+    rs->at[rs->got] = at;
+    rs->start[rs->got] = start;
+    rs->got++;
+    rs->last = *r;
+    rs->method = r->cycles_method;
+}
+
+/* The row's figure across its replicates (lat_result_combine), in cycles with the median of the replicates'
+ * own ratios: each ratio is the one of that replicate's moment (the PMU's counter around it, or the ratio the
+ * platform gives then), not one taken elsewhere. */
+static void rep_combine(const struct rep_set *rs, struct lat_result *r)
+{
+    if (rs->got <= 1) {
+        *r = rs->last;
+        return;
+    }
+    double ratios[MEAS_REPLICATES_FULL];
+    memcpy(ratios, rs->ratio, rs->got * sizeof(double));
+    double ratio = lat_ratio_median(ratios, rs->got);
+    lat_result_combine(rs->rep, rs->got, ratio > 0 ? ratio : rs->last.ratio, rs->method, r);
+}
+
+/* "replicate_ms" (each replicate's start, ms after the Table 2 rows began), "replicate_ns" (its median) and
+ * "replicate_starts" (where its chain started, bytes from its buffer's start). */
+static void reps_json(struct json *j, const struct rep_set *rs)
+{
+    json_key(j, "replicate_ms");
+    json_arr_begin(j);
+    for (size_t k = 0; k < rs->got; k++)
+        json_double(j, lat_tsc_to_ns((double)rs->at[k]) * 1e-6);
+    json_arr_end(j);
+    json_key(j, "replicate_ns");
+    json_arr_begin(j);
+    for (size_t k = 0; k < rs->got; k++)
+        json_double(j, lat_tsc_to_ns(rs->rep[k].st.median));
+    json_arr_end(j);
+    json_key(j, "replicate_starts");
+    json_arr_begin(j);
+    for (size_t k = 0; k < rs->got; k++)
+        json_uint(j, rs->start[k]);
+    json_arr_end(j);
+}
 
 static void ref_json(struct json *j, enum lat_row row)
 {
@@ -149,43 +215,86 @@ static int replay_chase(void *arg)
     return 0;
 }
 
-static void row_l1(struct env *e)
-{
-    uint64_t w = lat_l1_bytes(&e->c);
-    uint64_t wb = lat_rep_buffer_bytes(w, lat_replicates()); /* each replicate's chain in a large page of its own */
+/* The L1 row: one replicate per pass, each a fresh permutation in a region of its own of one buffer. */
+static struct {
+    bool on;
+    char why[160];
     struct plat_buf b;
-    if (plat_alloc(&b, wb, PLAT_PAGE_LARGEST, e->self.node, "latency L1 row") != 0) {
-        unavailable(LAT_ROW_L1, "chase_steady_state", "no memory for the chain");
+    struct chain_params p;
+    uint64_t w, wb;
+    size_t n;
+    void *start0; /* replicate 0's chain (region 0 holds it to the end: the PEBS replay) */
+    struct rep_set rs;
+} l1;
+
+static void l1_begin(struct env *e)
+{
+    memset(&l1, 0, sizeof(l1));
+    l1.w = lat_l1_bytes(&e->c);
+    l1.wb = lat_rep_buffer_bytes(l1.w, e->reps); /* each replicate's chain in a large page of its own */
+    if (plat_alloc(&l1.b, l1.wb, PLAT_PAGE_LARGEST, e->self.node, "latency L1 row") != 0) {
+        fmt_snprintf(l1.why, sizeof(l1.why), "no memory for the chain");
         return;
     }
-    struct chain_params p = {.bytes = (size_t)w, .line = 64, .mode = CHAIN_RANDOM, .seed = e->seed ^ 1};
+    l1.p = (struct chain_params){.bytes = (size_t)l1.w, .line = 64, .mode = CHAIN_RANDOM, .seed = e->seed ^ 1};
+    l1.on = true;
+}
+
+/* Replicate k: its permutation (seed mixed with k) at lat_rep_offset(wb, w, LAT_REP_ALIGN, k, R), chased with 1/R
+ * of the budget (lat_reps n = 1 of R), as a sweep point's replicate in one of the sweep's passes. */
+static void l1_pass(struct env *e, size_t k)
+{
+    if (!l1.on || l1.rs.failed)
+        return;
+    struct chain_params p = l1.p;
+    p.seed = lat_rep_seed(l1.p.seed, k);
+    uint64_t off = lat_rep_offset(l1.wb, l1.w, LAT_REP_ALIGN, k, e->reps);
+    uint64_t at = timing_rdtsc() - e->t0;
     size_t n = 0;
-    void *start = lat_chain(b.ptr, &p, &e->scratch, &n);
+    void *start = lat_chain((uint8_t *)l1.b.ptr + off, &p, &e->scratch, &n);
+    struct lat_reps one = {.n = 1, .of = e->reps};
     struct lat_result r;
-    char bt[24];
-    /* a fresh permutation per replicate, each in its own region of b */
-    struct lat_reps reps = {.buf = b.ptr, .p = p, .s = &e->scratch, .buf_bytes = wb, .align = LAT_REP_ALIGN};
-    if (!start || lat_chase(start, n, true, &reps, &r) != CHASE_OK) {
-        unavailable(LAT_ROW_L1, "chase_steady_state", "the chase failed (chain or clock)");
-        plat_free(&b);
+    if (!start || lat_chase(start, n, true, &one, &r) != CHASE_OK) {
+        l1.rs.failed = true;
         return;
     }
+    if (k == 0)
+        l1.start0 = start;
+    l1.n = n;
+    rep_add(&l1.rs, &r, at, (uint64_t)((uint8_t *)start - (uint8_t *)l1.b.ptr));
+}
+
+static void l1_finish(struct env *e)
+{
+    if (!l1.on) {
+        unavailable(LAT_ROW_L1, "chase_steady_state", l1.why);
+        return;
+    }
+    if (l1.rs.failed || !l1.rs.got || !l1.start0) {
+        unavailable(LAT_ROW_L1, "chase_steady_state", "the chase failed (chain or clock)");
+        plat_free(&l1.b);
+        return;
+    }
+    struct lat_result r;
+    rep_combine(&l1.rs, &r);
+    char bt[24];
     fmt_snprintf(rows[LAT_ROW_L1].placement, sizeof(rows[0].placement),
                  "CPU %u chases one random cycle over %zu lines (%s, half the L1D) again and again: after the "
                  "warm-up pass every load hits the L1D",
-                 e->self.id, n, lat_bytes_text(w, bt, sizeof(bt)));
-    rows[LAT_ROW_L1].footprint = w;
+                 e->self.id, l1.n, lat_bytes_text(l1.w, bt, sizeof(bt)));
+    rows[LAT_ROW_L1].footprint = l1.w;
     struct json *j = measured(LAT_ROW_L1, "chase_steady_state", &r);
     json_kv_uint(j, "cpu", e->self.id);
-    json_kv_uint(j, "bytes", w);
-    json_kv_uint(j, "lines", n);
-    json_kv_uint(j, "page_bytes", b.page_bytes);
-    json_kv_uint(j, "buffer_bytes", b.bytes);
-    offsets_json(j, "replicate_offsets", wb, w);
+    json_kv_uint(j, "bytes", l1.w);
+    json_kv_uint(j, "lines", l1.n);
+    json_kv_uint(j, "page_bytes", l1.b.page_bytes);
+    json_kv_uint(j, "buffer_bytes", l1.b.bytes);
+    offsets_json(j, "replicate_offsets", l1.wb, l1.w);
+    reps_json(j, &l1.rs);
     plat_rec_end();
-    struct chase_replay cr = {start, n, 0};
-    pebs_check(LAT_ROW_L1, e->self.id, b.ptr, w, n, replay_chase, &cr);
-    plat_free(&b);
+    struct chase_replay cr = {l1.start0, l1.n, 0};
+    pebs_check(LAT_ROW_L1, e->self.id, l1.b.ptr, l1.w, l1.n, replay_chase, &cr);
+    plat_free(&l1.b);
 }
 
 static void row_dram(struct env *e, enum lat_row row, int node, const char *node_why)
@@ -270,30 +379,107 @@ static double sqrt_pos(double x)
     return r;
 }
 
-static void row_placed(struct env *e, enum lat_row row, const struct lat_step *steps, size_t n_steps,
-                       struct lat_evict *ev, const struct plat_cpu *holder)
+/* A placed row measured in passes: its steps, its own lines (rebuilt in region k of the shared lines buffer for
+ * each replicate: the other rows' replicates use the same regions in between) and its own eviction window. */
+struct prow {
+    bool on;
+    enum lat_row row;
+    struct lat_step steps[LAT_MAX_STEPS];
+    size_t n_steps;
+    struct lat_evict ev; /* a copy of e->ev1 / e->ev2 (placed_setup moves its window per replicate) */
+    bool has_ev, ev_l2;
+    const struct plat_cpu *holder;
+    struct lat_lines lines;
+    uint64_t span, seed;
+    struct rep_set rs;
+};
+
+static struct prow prows[LAT_ROW_COUNT];
+
+static void placed_add(struct env *e, enum lat_row row, const struct lat_step *steps, size_t n_steps,
+                       const struct lat_evict *ev, const struct plat_cpu *holder, uint64_t span, uint64_t seed)
+{
+    struct prow *pr = &prows[row];
+    memset(pr, 0, sizeof(*pr));
+    pr->on = true;
+    pr->row = row;
+    for (size_t i = 0; i < n_steps && i < LAT_MAX_STEPS; i++)
+        pr->steps[i] = steps[i];
+    pr->n_steps = MIN(n_steps, (size_t)LAT_MAX_STEPS);
+    if (ev) {
+        pr->ev = *ev;
+        pr->has_ev = true;
+        pr->ev_l2 = ev == &e->ev2;
+    }
+    pr->holder = holder;
+    pr->span = span;
+    pr->seed = seed;
+}
+
+static struct lat_placed placed_of(struct env *e, struct prow *pr)
+{
+    struct lat_placed p = {.lines = &pr->lines, .evict = pr->has_ev ? &pr->ev : NULL, .n_steps = pr->n_steps,
+                           .measurer = e->self.id, .lines_buf = e->lines_buf.ptr, .lines_bytes = pr->span,
+                           .seed = pr->seed, .scratch = &e->scratch, .lines_buf_bytes = e->lines_buf_bytes,
+                           .evict_base = e->evict_buf.ptr, .evict_buf_bytes = e->evict_buf_bytes};
+    for (size_t i = 0; i < pr->n_steps; i++)
+        p.steps[i] = pr->steps[i];
+    lat_placed_rounds(&p.rounds, &p.warm);
+    return p;
+}
+
+/* Replicate k of the row: its lines rebuilt in region k, its eviction from window k, 1/R of the budget. */
+static void placed_pass(struct env *e, struct prow *pr, size_t k)
+{
+    if (!pr->on || pr->rs.failed || !e->lines_ok)
+        return;
+    struct lat_placed p = placed_of(e, pr);
+    p.rep = k;
+    p.of = e->reps;
+    /* lat_placed_run checks the lines before its setup rebuilds them in region k: the first pass builds them */
+    if (!pr->lines.start && lat_lines_build(&pr->lines, e->lines_buf.ptr, pr->span, pr->seed, &e->scratch) != 0) {
+        pr->rs.failed = true;
+        pr->rs.bad_cpu = UINT32_MAX;
+        return;
+    }
+    uint64_t at = timing_rdtsc() - e->t0;
+    struct lat_result r;
+    uint32_t bad = UINT32_MAX;
+    if (lat_placed_run(&p, &r, &bad) != 0) {
+        pr->rs.failed = true;
+        pr->rs.bad_cpu = bad;
+        return;
+    }
+    rep_add(&pr->rs, &r, at, (uint64_t)((uint8_t *)pr->lines.start - (uint8_t *)e->lines_buf.ptr));
+}
+
+/* The row's figure across its replicates, the checks that need the other rows' figures, its record and PEBS. */
+static void placed_finish(struct env *e, struct prow *pr)
 {
     const char *method = "placed_one_pass";
+    enum lat_row row = pr->row;
     if (!e->lines_ok) {
         unavailable(row, method, e->no_lines);
         return;
     }
-    struct placed_replay pr = {.p = {.lines = &e->lines, .evict = ev, .n_steps = n_steps, .measurer = e->self.id,
-                                     .lines_buf = e->lines_buf.ptr, .lines_bytes = e->lines_span,
-                                     .seed = e->lines_seed, .scratch = &e->scratch,
-                                     .lines_buf_bytes = e->lines_buf_bytes, .evict_base = e->evict_buf.ptr,
-                                     .evict_buf_bytes = e->evict_buf_bytes}};
-    for (size_t i = 0; i < n_steps; i++)
-        pr.p.steps[i] = steps[i];
-    lat_placed_rounds(&pr.p.rounds, &pr.p.warm);
-    struct lat_result r;
-    uint32_t bad = 0;
-    if (lat_placed_run(&pr.p, &r, &bad) != 0) {
+    if (pr->rs.failed || !pr->rs.got) {
         char why[160];
-        fmt_snprintf(why, sizeof(why), "CPU %u did not finish its part (or the pass did not close)", bad);
+        if (pr->rs.bad_cpu == UINT32_MAX)
+            fmt_snprintf(why, sizeof(why), "could not build the row's lines, or the pass did not close");
+        else
+            fmt_snprintf(why, sizeof(why), "CPU %u did not finish its part (or the pass did not close)",
+                         pr->rs.bad_cpu);
         unavailable(row, method, why);
         return;
     }
+    struct lat_result r;
+    rep_combine(&pr->rs, &r);
+    size_t nlines = pr->lines.n;
+    /* The lines of replicate 0 again (other rows' replicates overwrote region 0 since): the control and the
+     * PEBS replay below run over them. */
+    struct placed_replay prp = {.p = placed_of(e, pr)};
+    bool lines0 = lat_lines_build(&pr->lines, e->lines_buf.ptr, pr->span, pr->seed, &e->scratch) == 0;
+    uint32_t bad = 0;
     /* Control for the rows whose lines another core holds: the same placement, then the holder times the pass
      * itself. When its private L1D/L2 hold every line, as the row's name says, that pass reads L1/L2 hits; when
      * lines were already gone from it (to the L3 or further) the row would time a mix, not a snoop of that
@@ -302,9 +488,10 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
     struct lat_result ctl = {0};
     bool have_ctl = false, holds = true;
     double ctl_limit = 0;
-    if (holder && rows[LAT_ROW_L2].ok && rows[LAT_ROW_L3_UNSHARED].ok &&
+    const struct plat_cpu *holder = pr->holder;
+    if (holder && lines0 && rows[LAT_ROW_L2].ok && rows[LAT_ROW_L3_UNSHARED].ok &&
         rows[LAT_ROW_L3_UNSHARED].r.ns > rows[LAT_ROW_L2].r.ns) {
-        struct lat_placed cp = pr.p;
+        struct lat_placed cp = prp.p;
         cp.measurer = holder->id;
         if (lat_placed_run(&cp, &ctl, &bad) == 0) {
             have_ctl = true;
@@ -326,23 +513,24 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
                        r.ns, rows[LAT_ROW_L2].r.ns, 100 * XC_TOL_LATENCY);
 
     /* Say in words what the steps did. */
+    const struct lat_evict *ev = pr->has_ev ? &pr->ev : NULL;
     char *pl = rows[row].placement, bt[24], bt2[24];
     size_t len = sizeof(rows[0].placement), at = 0;
-    at += (size_t)fmt_snprintf(pl + at, len - at, "%zu lines (one per %u bytes over %s), each round: ", e->lines.n,
-                               LAT_PLACED_STRIDE, lat_bytes_text(e->lines_span, bt, sizeof(bt)));
-    for (size_t i = 0; i < n_steps && at < len; i++) {
-        const struct lat_step *s = &steps[i];
-        if (s->op == LAT_OP_EVICT)
+    at += (size_t)fmt_snprintf(pl + at, len - at, "%zu lines (one per %u bytes over %s), each round: ", nlines,
+                               LAT_PLACED_STRIDE, lat_bytes_text(pr->span, bt, sizeof(bt)));
+    for (size_t i = 0; i < pr->n_steps && at < len; i++) {
+        const struct lat_step *st = &pr->steps[i];
+        if (st->op == LAT_OP_EVICT)
             at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u reads %s elsewhere, each %s twice (evicts its L1%s); ",
-                                       s->cpu, lat_bytes_text(ev->bytes, bt, sizeof(bt)),
-                                       lat_bytes_text(ev->chunk, bt2, sizeof(bt2)), ev == &e->ev2 ? "+L2" : "");
+                                       st->cpu, lat_bytes_text(ev->bytes, bt, sizeof(bt)),
+                                       lat_bytes_text(ev->chunk, bt2, sizeof(bt2)), pr->ev_l2 ? "+L2" : "");
         else
-            at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u %s every line; ", s->cpu,
-                                       s->op == LAT_OP_WRITE ? "writes" : "reads");
+            at += (size_t)fmt_snprintf(pl + at, len - at, "CPU %u %s every line; ", st->cpu,
+                                       st->op == LAT_OP_WRITE ? "writes" : "reads");
     }
     if (at < len)
         fmt_snprintf(pl + at, len - at, "then CPU %u times one pass of dependent loads", e->self.id);
-    rows[row].footprint = (uint64_t)e->lines.n * 64 + (ev ? ev->bytes : 0); /* lines touched, not the span */
+    rows[row].footprint = (uint64_t)nlines * 64 + (ev ? ev->bytes : 0); /* lines touched, not the span */
     struct json *j = measured(row, method, &r);
     json_kv_uint(j, "cpu", e->self.id);
     json_kv_uint(j, "footprint_bytes", rows[row].footprint);
@@ -361,10 +549,11 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
             json_kv_null(j, "holder_holds_lines");
         }
     }
-    json_kv_uint(j, "bytes", e->lines_span);
+    json_kv_uint(j, "bytes", pr->span);
     json_kv_uint(j, "buffer_bytes", e->lines_buf.bytes);
-    offsets_json(j, "replicate_offsets", e->lines_buf_bytes, e->lines_span);
-    json_kv_uint(j, "lines", e->lines.n);
+    offsets_json(j, "replicate_offsets", e->lines_buf_bytes, pr->span);
+    reps_json(j, &pr->rs);
+    json_kv_uint(j, "lines", nlines);
     json_kv_uint(j, "page_bytes", e->lines_buf.page_bytes);
     json_kv_int(j, "node", e->lines_buf.node);
     if (ev) {
@@ -372,10 +561,13 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
         json_kv_uint(j, "evict_buffer_bytes", e->evict_buf.bytes);
         offsets_json(j, "evict_replicate_offsets", e->evict_buf_bytes, ev->bytes);
     }
-    json_kv_uint(j, "rounds", pr.p.rounds);
+    json_kv_uint(j, "rounds", prp.p.rounds);
     plat_rec_end();
-    pr.pass = (struct lat_pass){.start = e->lines.start, .n = e->lines.n, .ser = plat_config()->serialize};
-    pebs_check(row, e->self.id, e->lines_buf.ptr, e->lines_buf.bytes, e->lines.n, replay_placed, &pr);
+    if (!lines0)
+        return;
+    prp.p.lines = &pr->lines;
+    prp.pass = (struct lat_pass){.start = pr->lines.start, .n = pr->lines.n, .ser = plat_config()->serialize};
+    pebs_check(row, e->self.id, e->lines_buf.ptr, e->lines_buf.bytes, pr->lines.n, replay_placed, &prp);
 }
 
 /* ---- set-up ------------------------------------------------------------------------------------------ */
@@ -581,81 +773,142 @@ static void crosscheck_sweep_dram(void)
                           : NULL);
 }
 
-void lat_table2_run(void)
+/* ---- the passes --------------------------------------------------------------------------------------- */
+
+static struct env E;
+static bool begun;
+static size_t passes_done;
+static const char *no_l3_why = "CPUID reports no L3";
+
+void lat_table2_begin(void)
 {
-    static struct env e;
+    struct env *e = &E;
     const struct plat_config *cfg = plat_config();
-    memset(&e, 0, sizeof(e));
+    memset(e, 0, sizeof(*e));
     memset(rows, 0, sizeof(rows));
+    memset(prows, 0, sizeof(prows));
     uint64_t s = cfg->seed ^ 0x7ab1e2ull;
-    e.seed = splitmix64_next(&s);
-    cache_sizes_from_cpuid(plat_cpuinfo(), &e.c);
-    find_cpus(&e);
-    setup_lines(&e);
-
-    row_l1(&e);
-
-    if (!e.c.l2) {
-        unavailable(LAT_ROW_L2, "placed_one_pass", "CPUID reports no L2");
-    } else {
-        struct lat_step st[] = {{LAT_OP_WRITE, e.self.id}, {LAT_OP_EVICT, e.self.id}};
-        row_placed(&e, LAT_ROW_L2, st, ARRAY_SIZE(st), &e.ev1, NULL);
+    e->seed = splitmix64_next(&s);
+    e->reps = MIN(lat_replicates(), (size_t)MEAS_REPLICATES_FULL);
+    e->t0 = timing_rdtsc();
+    cache_sizes_from_cpuid(plat_cpuinfo(), &e->c);
+    find_cpus(e);
+    setup_lines(e);
+    l1_begin(e);
+    /* The placed rows, in the order of the table; each measures its replicate k in pass k. */
+    if (e->c.l2) {
+        struct lat_step st[] = {{LAT_OP_WRITE, e->self.id}, {LAT_OP_EVICT, e->self.id}};
+        placed_add(e, LAT_ROW_L2, st, ARRAY_SIZE(st), &e->ev1, NULL, e->lines_span, e->lines_seed);
     }
-
-    if (!e.c.l3) {
-        unavailable(LAT_ROW_L3_UNSHARED, "placed_one_pass", "CPUID reports no L3");
-        unavailable(LAT_ROW_L3_SHARED, "placed_one_pass", "CPUID reports no L3");
-        unavailable(LAT_ROW_L3_MODIFIED, "placed_one_pass", "CPUID reports no L3");
-    } else {
-        struct lat_step un[] = {{LAT_OP_WRITE, e.self.id}, {LAT_OP_EVICT, e.self.id}};
-        row_placed(&e, LAT_ROW_L3_UNSHARED, un, ARRAY_SIZE(un), &e.ev2, NULL);
+    if (e->c.l3) {
+        struct lat_step un[] = {{LAT_OP_WRITE, e->self.id}, {LAT_OP_EVICT, e->self.id}};
+        placed_add(e, LAT_ROW_L3_UNSHARED, un, ARRAY_SIZE(un), &e->ev2, NULL, e->lines_span, e->lines_seed);
         /* The rows with another core use the c2c matrix's lines: few enough that the holder's private caches
          * keep every one (lat_other_core_bytes). */
-        if (e.have_helper && e.lines_ok) {
-            uint64_t w = lat_other_core_bytes(&e.c);
-            if (lat_lines_build(&e.lines, e.lines_buf.ptr, w, e.seed ^ 0xc0c0, &e.scratch) == 0) {
-                e.lines_span = w;
-                e.lines_seed = e.seed ^ 0xc0c0;
-            } else {
-                e.lines_ok = false;
-                fmt_snprintf(e.no_lines, sizeof(e.no_lines), "could not build the chain of the other-core rows");
-            }
-        }
-        if (e.have_helper) {
-            struct lat_step sh[] = {{LAT_OP_WRITE, e.helper.id}, {LAT_OP_EVICT, e.helper.id}, {LAT_OP_READ, e.helper.id}};
-            row_placed(&e, LAT_ROW_L3_SHARED, sh, ARRAY_SIZE(sh), &e.ev2, &e.helper);
-            struct lat_step mo[] = {{LAT_OP_WRITE, e.helper.id}};
-            row_placed(&e, LAT_ROW_L3_MODIFIED, mo, ARRAY_SIZE(mo), NULL, &e.helper);
-        } else {
-            unavailable(LAT_ROW_L3_SHARED, "placed_one_pass", e.no_helper);
-            unavailable(LAT_ROW_L3_MODIFIED, "placed_one_pass", e.no_helper);
+        if (e->have_helper) {
+            uint64_t w = lat_other_core_bytes(&e->c);
+            struct lat_step sh[] = {{LAT_OP_WRITE, e->helper.id}, {LAT_OP_EVICT, e->helper.id},
+                                    {LAT_OP_READ, e->helper.id}};
+            placed_add(e, LAT_ROW_L3_SHARED, sh, ARRAY_SIZE(sh), &e->ev2, &e->helper, w, e->seed ^ 0xc0c0);
+            struct lat_step mo[] = {{LAT_OP_WRITE, e->helper.id}};
+            placed_add(e, LAT_ROW_L3_MODIFIED, mo, ARRAY_SIZE(mo), NULL, &e->helper, w, e->seed ^ 0xc0c0);
         }
     }
+    if (e->have_remote) {
+        struct lat_step re[] = {{LAT_OP_WRITE, e->remote.id}};
+        placed_add(e, LAT_ROW_REMOTE_L3, re, ARRAY_SIZE(re), NULL, &e->remote, e->lines_span, e->lines_seed);
+    }
+    passes_done = 0;
+    begun = true;
+}
 
-    if (e.have_remote) {
-        struct lat_step re[] = {{LAT_OP_WRITE, e.remote.id}};
-        row_placed(&e, LAT_ROW_REMOTE_L3, re, ARRAY_SIZE(re), NULL, &e.remote);
+size_t lat_table2_passes(void) { return begun ? E.reps : 0; }
+size_t lat_table2_passes_done(void) { return passes_done; }
+
+void lat_table2_pass(void)
+{
+    struct env *e = &E;
+    if (!begun || passes_done >= e->reps)
+        return;
+    size_t k = passes_done++;
+    l1_pass(e, k);
+    for (int row = 0; row < LAT_ROW_COUNT; row++)
+        if (prows[row].on)
+            placed_pass(e, &prows[row], k);
+}
+
+size_t lat_table2_due(size_t done, size_t total, size_t reps)
+{
+    if (!total || done >= total)
+        return reps;
+    return done * reps / total;
+}
+
+void lat_table2_between(size_t done, size_t total)
+{
+    if (!begun)
+        return;
+    size_t due = lat_table2_due(done, total, E.reps);
+    while (passes_done < due)
+        lat_table2_pass();
+}
+
+void lat_table2_finish(void)
+{
+    struct env *e = &E;
+    if (!begun)
+        return;
+    while (passes_done < e->reps) /* what the sweep's passes left (no sweep, or a series that did not run) */
+        lat_table2_pass();
+    begun = false;
+    l1_finish(e);
+    if (!e->c.l2)
+        unavailable(LAT_ROW_L2, "placed_one_pass", "CPUID reports no L2");
+    else
+        placed_finish(e, &prows[LAT_ROW_L2]);
+    if (!e->c.l3) {
+        unavailable(LAT_ROW_L3_UNSHARED, "placed_one_pass", no_l3_why);
+        unavailable(LAT_ROW_L3_SHARED, "placed_one_pass", no_l3_why);
+        unavailable(LAT_ROW_L3_MODIFIED, "placed_one_pass", no_l3_why);
     } else {
-        unavailable(LAT_ROW_REMOTE_L3, "placed_one_pass", e.no_remote);
+        placed_finish(e, &prows[LAT_ROW_L3_UNSHARED]);
+        if (e->have_helper) {
+            placed_finish(e, &prows[LAT_ROW_L3_SHARED]);
+            placed_finish(e, &prows[LAT_ROW_L3_MODIFIED]);
+        } else {
+            unavailable(LAT_ROW_L3_SHARED, "placed_one_pass", e->no_helper);
+            unavailable(LAT_ROW_L3_MODIFIED, "placed_one_pass", e->no_helper);
+        }
     }
-    plat_free(&e.lines_buf);
-    plat_free(&e.evict_buf);
+    if (e->have_remote)
+        placed_finish(e, &prows[LAT_ROW_REMOTE_L3]);
+    else
+        unavailable(LAT_ROW_REMOTE_L3, "placed_one_pass", e->no_remote);
+    plat_free(&e->lines_buf);
+    plat_free(&e->evict_buf);
 
-    row_dram(&e, LAT_ROW_LOCAL_DRAM, e.self.node, "CPU 0's node");
+    /* The DRAM rows' replicates stay back to back on one chain (docs/measurement.md "Replicates"). */
+    row_dram(e, LAT_ROW_LOCAL_DRAM, e->self.node, "CPU 0's node");
 
     int remote_node = -1;
     uint32_t nodes = plat_node_count();
     for (uint32_t n = 0; n < nodes && remote_node < 0; n++)
-        if ((int)n != e.self.node && plat_node_bytes((int)n) > 0)
+        if ((int)n != e->self.node && plat_node_bytes((int)n) > 0)
             remote_node = (int)n;
     if (remote_node >= 0)
-        row_dram(&e, LAT_ROW_REMOTE_DRAM, remote_node, "another node, by SRAT");
+        row_dram(e, LAT_ROW_REMOTE_DRAM, remote_node, "another node, by SRAT");
     else
         unavailable(LAT_ROW_REMOTE_DRAM, "chase_steady_state",
                     nodes < 2 ? "one NUMA node (no SRAT, or a single proximity domain)"
                               : "no other NUMA node has memory");
-    lat_scratch_free(&e.scratch);
-    print_table(&e);
+    lat_scratch_free(&e->scratch);
+    print_table(e);
     crosscheck_sweep();
     crosscheck_sweep_dram();
+}
+
+void lat_table2_run(void)
+{
+    lat_table2_begin();
+    lat_table2_finish(); /* every pass back to back */
 }

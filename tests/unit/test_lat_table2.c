@@ -1,0 +1,211 @@
+/* test_lat_table2.c - the Table 2 rows measured in passes (docs/measurement.md "Replicates"): replicate k of every
+ * row in pass k, in that row order, each replicate's lines in its own region; the passes spread over the sweep's
+ * passes (lat_sweep_between / lat_table2_between). Fake platform: structure, never timing values. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tests/unit/bw_fake_platform.h"
+#include "bench/lat_table2.h"
+#include "bench/lat_sweep.h"
+#include "bench/lat_plan.h"
+#include "bench/lat_common.h"
+#include "bench/crosscheck.h"
+#include "measure/verdict.h"
+
+/* Full profile, a 32 KiB L1, 1 MiB L2, 32 MiB L3 by CPUID, two CPUs (CPU 1 shares the L3, not the L2: the
+ * helper of the other-core rows), 1 ms budgets, a small DRAM row. */
+static void setup_fake(void)
+{
+    fake_reset();
+    ledger_reset();
+    crosscheck_reset();
+    FAKE.cfg.quick = false;
+    FAKE.cfg.time_budget_ms = 1;
+    FAKE.cfg.max_bytes = MiB(2);
+    FAKE.fail_page = GiB(1);
+    FAKE.ncpus = 2;
+    FAKE.echo = getenv("PMB_TEST_ECHO") != NULL;
+    memset(&FAKE.cpu, 0, sizeof(FAKE.cpu));
+    static const uint32_t kb[3] = {32, 1024, 32768};
+    for (int i = 0; i < 3; i++)
+        FAKE.cpu.caches[i] = (struct cpu_cache){.level = (uint8_t)(i + 1),
+                                                .type = i ? CPU_CACHE_UNIFIED : CPU_CACHE_DATA,
+                                                .bytes = kb[i] * 1024u};
+    FAKE.cpu.n_caches = 3;
+}
+
+static void restore_fake(void)
+{
+    FAKE.cfg.quick = true;
+    FAKE.cfg.time_budget_ms = 0;
+    FAKE.cfg.max_bytes = 0;
+    FAKE.fail_page = 0;
+    FAKE.ncpus = 1;
+}
+
+/* The numbers of the array at "key":[ in rec; returns how many (at most max). */
+static size_t rec_array(const char *rec, const char *key, double *out, size_t max)
+{
+    char want[64];
+    snprintf(want, sizeof(want), "\"%s\":[", key);
+    const char *p = rec ? strstr(rec, want) : NULL;
+    if (!p)
+        fail_msg("no %s in %s", key, rec ? rec : "(null)");
+    p += strlen(want);
+    size_t n = 0;
+    while (*p && *p != ']' && n < max) {
+        char *end;
+        out[n++] = strtod(p, &end);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
+static uint64_t rec_uint(const char *rec, const char *key)
+{
+    const char *p = rec ? strstr(rec, key) : NULL;
+    if (!p)
+        fail_msg("no %s in %s", key, rec ? rec : "(null)");
+    return strtoull(p + strlen(key), NULL, 10);
+}
+
+static const char *row_rec(const char *source)
+{
+    char needle[64];
+    snprintf(needle, sizeof(needle), "\"source\":\"%s\"", source);
+    const char *r = fake_find("data_source", needle, 0);
+    if (!r)
+        fail_msg("no data_source record of %s", source);
+    return r;
+}
+
+/* The passes: every row measured in passes has 9 replicates; replicate k of the rows in table order, all of pass
+ * k before any of pass k + 1 (replicate_ms); replicate k's lines start inside region k of the row's buffer
+ * (replicate_offsets, replicate_starts), and the 9 regions are distinct. */
+static void test_passes_order_and_regions(void **state)
+{
+    (void)state;
+    setup_fake();
+    lat_table2_run();
+    static const char *order[] = {"L1", "L2", "L3_unshared", "L3_shared_other_core", "L3_modified_other_core"};
+    enum { NR = 5, R = MEAS_REPLICATES_FULL };
+    double ms[NR][R];
+    for (size_t i = 0; i < NR; i++) {
+        const char *rec = row_rec(order[i]);
+        assert_non_null(strstr(rec, "\"status\":\"ok\""));
+        assert_int_equal(rec_array(rec, "replicate_ms", ms[i], R + 1), R);
+        double off[R + 1], start[R + 1];
+        assert_int_equal(rec_array(rec, "replicate_offsets", off, R + 1), R);
+        assert_int_equal(rec_array(rec, "replicate_starts", start, R + 1), R);
+        uint64_t bytes = rec_uint(rec, "\"bytes\":");
+        for (size_t k = 0; k < R; k++) {
+            assert_true(start[k] >= off[k] && start[k] < off[k] + (double)bytes);
+            for (size_t m = 0; m < k; m++)
+                assert_true(off[m] != off[k]);
+        }
+    }
+    for (size_t k = 0; k < R; k++)
+        for (size_t i = 0; i < NR; i++) {
+            if (i + 1 < NR)
+                assert_true(ms[i][k] <= ms[i + 1][k]); /* the rows in table order within a pass */
+            if (k + 1 < R)
+                assert_true(ms[i][k] <= ms[0][k + 1]); /* pass k ends before pass k + 1 begins */
+        }
+    /* the DRAM row's replicates stay back to back: no passes */
+    assert_null(strstr(row_rec("local_DRAM"), "replicate_ms"));
+    restore_fake();
+}
+
+/* The schedule: floor(done x reps / total) passes after `done` of `total`, all of them at or past the total. */
+static void test_due(void **state)
+{
+    (void)state;
+    assert_int_equal(lat_table2_due(0, 36, 9), 0);
+    assert_int_equal(lat_table2_due(3, 36, 9), 0);
+    assert_int_equal(lat_table2_due(4, 36, 9), 1);
+    assert_int_equal(lat_table2_due(35, 36, 9), 8);
+    assert_int_equal(lat_table2_due(36, 36, 9), 9);
+    assert_int_equal(lat_table2_due(40, 36, 9), 9);
+    assert_int_equal(lat_table2_due(0, 0, 9), 9);
+    assert_int_equal(lat_table2_due(2, 3, 1), 0);
+    assert_int_equal(lat_table2_due(3, 3, 1), 1);
+}
+
+static size_t calls, last_total, bad_calls;
+
+static void hook(size_t done, size_t total)
+{
+    lat_table2_between(done, total);
+    calls++;
+    last_total = total;
+    if (lat_table2_passes_done() != lat_table2_due(done, total, MEAS_REPLICATES_FULL))
+        bad_calls++;
+}
+
+/* With the sweep: the hook runs after each of the sweep's passes (series x 9), the Table 2 passes due by then
+ * are done (none before a ninth of the sweep, all nine at its end), and finish measures no more. */
+static void test_passes_between_the_sweeps(void **state)
+{
+    (void)state;
+    setup_fake();
+    FAKE.cfg.max_bytes = KiB(128);
+    calls = bad_calls = last_total = 0;
+    lat_table2_begin();
+    assert_int_equal(lat_table2_passes(), MEAS_REPLICATES_FULL);
+    lat_sweep_between(hook);
+    lat_sweep_run();
+    assert_int_equal(calls, last_total);
+    assert_int_equal(last_total % MEAS_REPLICATES_FULL, 0);
+    assert_true(last_total >= 2 * MEAS_REPLICATES_FULL); /* random 4 KiB and 2 MiB at least, page 4 KiB */
+    assert_int_equal(bad_calls, 0);
+    assert_int_equal(lat_table2_passes_done(), MEAS_REPLICATES_FULL);
+    lat_table2_finish();
+    assert_int_equal(lat_table2_passes_done(), MEAS_REPLICATES_FULL);
+    double ms[MEAS_REPLICATES_FULL + 1];
+    assert_int_equal(rec_array(row_rec("L3_unshared"), "replicate_ms", ms, MEAS_REPLICATES_FULL + 1),
+                     MEAS_REPLICATES_FULL);
+    restore_fake();
+}
+
+/* One replicate in the quick profile: one pass, the figure as measured (no replicate_ms beyond one). */
+static void test_quick_one_pass(void **state)
+{
+    (void)state;
+    setup_fake();
+    FAKE.cfg.quick = true;
+    lat_table2_run();
+    double ms[4];
+    assert_int_equal(rec_array(row_rec("L2"), "replicate_ms", ms, 4), 1);
+    assert_non_null(strstr(row_rec("L2"), "\"status\":\"ok\""));
+    restore_fake();
+}
+
+/* The ratio of a combined figure: the median of the replicates' own ratios, ignoring unmeasured (0) ones. */
+static void test_ratio_median(void **state)
+{
+    (void)state;
+    double a[] = {1.42, 1.30, 1.40, 0, 1.41};
+    assert_true(lat_ratio_median(a, 5) == 0.5 * (1.40 + 1.41));
+    double b[] = {1.2, 1.0, 1.1};
+    assert_true(lat_ratio_median(b, 3) == 1.1);
+    double c[] = {0, 0};
+    assert_true(lat_ratio_median(c, 2) == 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_passes_order_and_regions),
+        cmocka_unit_test(test_due),
+        cmocka_unit_test(test_passes_between_the_sweeps),
+        cmocka_unit_test(test_quick_one_pass),
+        cmocka_unit_test(test_ratio_median),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
