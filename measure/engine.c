@@ -52,6 +52,23 @@ static NOINLINE int region(struct run *rn, uint64_t iters, double *ticks, uint64
     return MEAS_OK;
 }
 
+void meas_allowance(double res, bool paired, const double *ov, size_t n_ov, double overhead, uint64_t iters,
+                    double work, double *lo, double *hi)
+{
+    double d = (res > 0 ? res : 1) * (paired ? 2 : 1);
+    double a_lo = d, a_hi = d;
+    if (ov && n_ov) {
+        size_t l, u;
+        bool exact;
+        stats_median_ci_ranks(n_ov, &l, &u, &exact); /* below 6: the whole range */
+        a_lo += (ov[u] > overhead ? ov[u] - overhead : 0) + d;
+        a_hi += (overhead > ov[l] ? overhead - ov[l] : 0) + d;
+    }
+    double per = (double)(iters ? iters : 1) * (work > 0 ? work : 1);
+    *lo = a_lo / per;
+    *hi = a_hi / per;
+}
+
 static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r, bool warm)
 {
     double ov[MEAS_MAX_OVERHEAD_REPS];
@@ -116,13 +133,15 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
     uint64_t t_sampling = rn.t_end;
     size_t n = 0;
     bool converged = false, budget_hit = false;
+    double allow_lo, allow_hi;
+    meas_allowance(s->resolution, s->base != NULL, ov, s->overhead_reps, overhead, iters, work, &allow_lo, &allow_hi);
     while (n < max_n) {
         if ((rc = region(&rn, iters, &dt, &raw)) != MEAS_OK)
             goto fail;
         buf[n++] = (dt - overhead) / ((double)iters * work);
         if (n < min_n || n == max_n)
             continue;
-        if (stats_should_stop(buf, n, min_n, 0, s->target_ci)) {
+        if (stats_should_stop_allow(buf, n, min_n, 0, s->target_ci, (allow_lo + allow_hi) / 2)) {
             converged = true;
             break;
         }
@@ -134,6 +153,7 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
 
     /* 5. Statistics. */
     stats_compute(buf, n, &r->st);
+    stats_widen(&r->st, allow_lo, allow_hi);
     r->overhead = overhead;
     r->iters = iters;
     r->iters_total = rn.iters_total;

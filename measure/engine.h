@@ -28,7 +28,8 @@
  *      max_samples, or the sampling phase has used budget_ticks (`budget_hit`); never fewer than
  *      min_samples (and no interval exists below 6 samples);
  *   5. statistics: stats_compute over the samples (median, p10, p90, min, max, spread, 95 % CI of the
- *      median), in ticks per unit of work.
+ *      median), in ticks per unit of work; the interval then widened by the reading allowance
+ *      (meas_allowance), which the stop rule in 4 counts as well.
  */
 
 /* Runs `iters` units of the measured work (0: none, the call alone). State lives in ctx and carries over. */
@@ -70,6 +71,9 @@ struct meas_spec {
     size_t replicates;         /* independent replicates (0 -> 1, at most MEAS_MAX_REPLICATES), each the whole
                                   protocol after setup(ctx, rep), budget_ticks / replicates each */
     meas_setup_fn setup;       /* optional: called before every replicate (also the first) */
+    double resolution;         /* the clock's step in ticks: a difference of two reads is within +-resolution of
+                                  the time between them (0 -> 1: the TSC, and a caller's tick count in sample
+                                  mode, read to the tick) */
 };
 
 #define MEAS_MAX_REPLICATES STATS_MAX_REPLICATES
@@ -107,6 +111,18 @@ struct meas_result {
 #define MEAS_ECLOCK (-2) /* the clock went backwards, or stood still as iterations grew */
 #define MEAS_ESAMPLE (-3) /* the sample function failed */
 #define MEAS_ESETUP (-4)  /* the setup function failed */
+
+/* The allowance a sample's reading adds to every interval (docs/measurement.md "Statistics", "Reading
+ * resolution"), in ticks per unit of work. A sample is (T - O) / (iters x work) where T is a difference of
+ * clock reads (two differences with a baseline body), each within +-res of the time it stands for, and O the
+ * median of the empty regions, itself known to within its sign-test interval [O_lo, O_hi] (the whole range
+ * below 6 regions) widened by the same reading error. The true per-region time's order statistics lie within
+ * that of the readings', so the figure's interval [x_l, x_u] widens by
+ *   lo = (d + (O_hi - O) + d_ov) / (iters x work),  hi = (d + (O - O_lo) + d_ov) / (iters x work),
+ * d = res (2 res with a baseline), d_ov = d when an overhead is subtracted, else 0 (and no O terms).
+ * ov: the overhead regions' values, sorted ascending (n_ov of them, 0: none subtracted). */
+void meas_allowance(double res, bool paired, const double *ov, size_t n_ov, double overhead, uint64_t iters,
+                    double work, double *lo, double *hi);
 
 /* Runs the protocol above with samples in buf[0..cap) (sorted ascending on return). Returns MEAS_OK or an
  * error; on error r is zeroed. The caller owns the environment (interrupts off, one CPU, fixed clock).
