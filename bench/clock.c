@@ -28,6 +28,24 @@ double clock_core_ratio(const char **method)
     return r > 0 ? r : 1.0;
 }
 
+double clock_tsc_rel_unc(void)
+{
+    struct plat_tsc_source s[4];
+    size_t n = plat_tsc_sources(s, ARRAY_SIZE(s));
+    if (n == 0 || s[0].hz == 0)
+        return 0;
+    if (s[0].spread > 0)
+        return s[0].spread;
+    double u = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (!s[i].hz || !(s[i].spread > 0))
+            continue; /* another stated rate says nothing about the crystal */
+        double d = (double)s[i].hz / (double)s[0].hz - 1;
+        u = MAX(u, (d < 0 ? -d : d) + s[i].spread);
+    }
+    return u;
+}
+
 /* ---- records ---------------------------------------------------------------------------------------- */
 
 static void emit_clock(const struct plat_cpu *cpu, const char *when, const struct core_clock *c, bool ok)

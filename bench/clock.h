@@ -31,6 +31,14 @@ void clock_bench_start(const char *bench);
  * the platform's start-up ratio. Never 0 (1.0 when nothing was measured). */
 double clock_core_ratio(const char **method);
 
+/* The relative uncertainty u of the TSC rate in use (plat_tsc_hz), for converting an interval in ticks to ns or
+ * bytes/s by interval arithmetic (stats_scale_unc, docs/measurement.md "Statistics"): a measured rate's
+ * spread, (max - min) / median of its calibration windows (the windows' range holds their median and its
+ * sign-test interval, and lies within +-spread of the median); a stated rate (CPUID, spread 0) is known only as
+ * well as the measured sources agree with it: the largest |hz_i / hz - 1| + spread_i over them; 0 when nothing
+ * was measured. */
+double clock_tsc_rel_unc(void);
+
 /* Forget every measurement (unit tests). */
 void clock_reset(void);
 

@@ -81,7 +81,8 @@ void lat_result_json(struct json *j, const char *name, const struct lat_result *
 {
     struct stats ns = r->tsc;
     uint64_t hz = plat_tsc_hz();
-    stats_scale(&ns, hz ? 1e9 / (double)hz : 0);
+    /* ticks -> ns with the rate in use, its uncertainty carried into the interval (interval arithmetic) */
+    stats_scale_unc(&ns, hz ? 1e9 / (double)hz : 0, clock_tsc_rel_unc());
     figure_json(j, name, &ns, UNIT_NS, &r->v);
     stats_json_also(j, UNIT_TSC, r->tsc.median);
     stats_json_also(j, UNIT_CYCLES, r->cycles);
