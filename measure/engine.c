@@ -196,45 +196,54 @@ void meas_combine(const struct meas_result *reps, size_t n, double target_ci, st
     r->converged = r->st.replicates > 0 && exact && target_ci > 0 && (r->st.ci_hi - r->st.ci_lo) / 2 <= target_ci * am;
 }
 
-int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
+static bool spec_ok(const struct meas_spec *s, const double *buf, size_t cap, const struct meas_result *r)
+{
+    return s && r && buf && cap && !(!s->body == !s->sample) && !(s->base && !s->body) &&
+           s->overhead_reps <= MEAS_MAX_OVERHEAD_REPS && s->replicates <= MEAS_MAX_REPLICATES;
+}
+
+int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bool back_to_back, double *buf,
+                   size_t cap, struct meas_result *r)
 {
     if (r)
         *r = (struct meas_result){0};
-    if (!s || !r || !buf || cap == 0 || (!s->body == !s->sample) || (s->base && !s->body) ||
-        s->overhead_reps > MEAS_MAX_OVERHEAD_REPS || s->replicates > MEAS_MAX_REPLICATES)
+    size_t n = s && s->replicates ? s->replicates : 1;
+    if (!spec_ok(s, buf, cap, r) || k >= n)
         return MEAS_EINVAL;
-    size_t n = s->replicates ? s->replicates : 1;
-    if (n == 1) { /* one replicate: the protocol as it is, after its setup */
-        int st = s->setup ? s->setup(s->ctx, 0) : MEAS_SETUP_FRESH;
-        if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM)
-            return MEAS_ESETUP;
+    /* A warm state is only the previous replicate's when that one ran just before (back to back). */
+    int st = s->setup ? s->setup(s->ctx, k) : (k && back_to_back ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH);
+    if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM)
+        return MEAS_ESETUP;
+    if (n == 1) /* one replicate: the protocol as it is */
         return run_one(s, buf, cap, r, false);
-    }
-
-    /* Replicates: each the whole protocol on freshly prepared state, with its share of the time budget, so
-     * that the figure's interval holds what the setup (buffer, permutation, pages) and the moment change. */
-    struct meas_result reps[MEAS_MAX_REPLICATES];
+    /* Each replicate the whole protocol on freshly prepared state, with its share of the time budget, so that
+     * the figure's interval holds what the setup (buffer, permutation, pages) and the moment change. */
     struct meas_spec one = *s;
-    uint64_t iters0 = s->iters;
     one.budget_ticks = s->budget_ticks / n + (s->budget_ticks && s->budget_ticks < n);
     /* min_samples is the figure's: each replicate takes its share, never fewer than 3 (a median one outlier
      * cannot move); its own stop rule still needs 6 for an interval, so a cheap replicate takes 6 or more. */
     one.min_samples = MAX((s->min_samples + n - 1) / n, (size_t)MEAS_MIN_REPLICATE_SAMPLES);
+    /* calibration starts where an earlier replicate's ended: one region confirms it, not a doubling */
+    one.iters = start_iters > s->iters ? start_iters : s->iters;
+    return run_one(&one, buf, cap, r, st == MEAS_SETUP_WARM && k > 0 && back_to_back);
+}
+
+int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
+{
+    if (r)
+        *r = (struct meas_result){0};
+    if (!spec_ok(s, buf, cap, r))
+        return MEAS_EINVAL;
+    size_t n = s->replicates ? s->replicates : 1;
+    if (n == 1)
+        return meas_replicate(s, 0, 0, true, buf, cap, r);
+    struct meas_result reps[MEAS_MAX_REPLICATES];
     int rc;
-    for (size_t k = 0; k < n; k++) {
-        int st = s->setup ? s->setup(s->ctx, k) : (k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH);
-        if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM) {
-            rc = MEAS_ESETUP;
-            goto fail;
+    for (size_t k = 0; k < n; k++)
+        if ((rc = meas_replicate(s, k, k ? reps[k - 1].iters : 0, true, buf, cap, &reps[k])) != MEAS_OK) {
+            *r = (struct meas_result){0};
+            return rc;
         }
-        /* calibration starts where the previous replicate's ended: one region confirms it, not a doubling */
-        one.iters = k && reps[k - 1].iters > iters0 ? reps[k - 1].iters : iters0;
-        if ((rc = run_one(&one, buf, cap, &reps[k], st == MEAS_SETUP_WARM && k > 0)) != MEAS_OK)
-            goto fail;
-    }
     meas_combine(reps, n, s->target_ci, r);
     return MEAS_OK;
-fail:
-    *r = (struct meas_result){0};
-    return rc;
 }

@@ -133,6 +133,15 @@ void meas_allowance(double res, bool paired, const double *ov, size_t n_ov, doub
  * combines them by meas_combine. */
 int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r);
 
+/* Replicate k (0..replicates-1) of s alone: setup(ctx, k), then the protocol with the replicate's share of the
+ * budget and of min_samples (replicates > 1; one replicate: s as it is), calibration starting from start_iters
+ * (an earlier replicate's iterations; 0: s->iters). back_to_back: replicate k-1 of the same figure ran just
+ * before, so a MEAS_SETUP_WARM state (and no setup) skips the warm-up; false for replicates interleaved in time
+ * with other figures' (their state is cold again). meas_run is this for k = 0..R-1 back to back, then
+ * meas_combine. */
+int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bool back_to_back, double *buf,
+                   size_t cap, struct meas_result *r);
+
 /* Combines replicates measured apart (e.g. the sweep's passes over its grid, each point once per pass):
  * r->st by stats_replicates; converged when a 95 % interval across the replicates exists (6 or more) and is
  * within target_ci of the median (the figure's stop rule; one replicate: its own); budget_hit when any replicate hit its budget;
