@@ -28,6 +28,41 @@ double clock_core_ratio(const char **method)
     return r > 0 ? r : 1.0;
 }
 
+static volatile uint64_t near_sink;
+
+double clock_chain_ratio_now(enum timing_serialize ser, double *u)
+{
+    uint64_t d[CLOCK_NEAR_PAIRS];
+    near_sink += core_clock_add_chain(CLOCK_NEAR_ITERS); /* untimed: code and clock settled */
+    for (size_t i = 0; i < CLOCK_NEAR_PAIRS; i++) {
+        uint64_t t0 = timing_read(ser);
+        near_sink += core_clock_add_chain(CLOCK_NEAR_ITERS);
+        uint64_t t1 = timing_read(ser);
+        near_sink += core_clock_add_chain(2 * CLOCK_NEAR_ITERS);
+        uint64_t t2 = timing_read(ser);
+        d[i] = t2 - t1 > t1 - t0 ? (t2 - t1) - (t1 - t0) : 0;
+    }
+    for (size_t i = 1; i < CLOCK_NEAR_PAIRS; i++) /* insertion sort */
+        for (size_t j = i; j > 0 && d[j - 1] > d[j]; j--) {
+            uint64_t t = d[j];
+            d[j] = d[j - 1];
+            d[j - 1] = t;
+        }
+    uint64_t med = d[CLOCK_NEAR_PAIRS / 2];
+    if (!med)
+        return 0;
+    if (u)
+        *u = 2.0 / (double)med;
+    return (double)CLOCK_NEAR_ITERS * CORE_CLOCK_ADD_PER_ITER / (double)med;
+}
+
+bool clock_chain_ratio_usable(void)
+{
+    const char *m;
+    clock_core_ratio(&m);
+    return !plat_config()->minimal && m && !strcmp(m, "core_tsc_ratio:add_rr_chain");
+}
+
 double clock_tsc_rel_unc(void)
 {
     struct plat_tsc_source s[4];

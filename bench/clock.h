@@ -3,6 +3,7 @@
 #define PMB_BENCH_CLOCK_H
 
 #include "kernel/klib.h"
+#include "measure/serialize.h"
 
 /*
  * One start-up core/TSC ratio, taken on one CPU while the others idle, does not describe another CPU or a
@@ -38,6 +39,19 @@ double clock_core_ratio(const char **method);
  * well as the measured sources agree with it: the largest |hz_i / hz - 1| + spread_i over them; 0 when nothing
  * was measured. */
 double clock_tsc_rel_unc(void);
+
+/* The add_rr chain's core cycles per tick now, on the calling CPU, for converting what was just measured
+ * (docs/measurement.md "Core clock and TSC", "Next to the measurement"): CLOCK_NEAR_PAIRS timings of
+ * n = CLOCK_NEAR_ITERS x 256 dependent adds against 2n, the median of the differences (the harness cancels);
+ * about 60 us at 3.7 GHz, short enough that an interruption rarely falls into it (the start-up chains, ~0.3 ms
+ * a run, lost cycles in several of seven runs on a shared guest). *u: its relative reading uncertainty, two
+ * differences of reads (+-2 ticks) over the median. 0 when the chain took no time. */
+#define CLOCK_NEAR_ITERS 256
+#define CLOCK_NEAR_PAIRS 3
+double clock_chain_ratio_now(enum timing_serialize ser, double *u);
+/* Whether clock_chain_ratio_now may stand in for the benchmark's ratio: that ratio came from the add_rr chain
+ * (clock_core_ratio's method), and the machine is not emulated (minimal mode: instructions have no latency). */
+bool clock_chain_ratio_usable(void);
 
 /* Forget every measurement (unit tests). */
 void clock_reset(void);

@@ -6,7 +6,6 @@
 #include "bench/clock.h"
 #include "bench/cycle_accounting.h"
 #include "bench/platform.h"
-#include "kernel/core_clock.h"
 #include "kernel/fmt.h"
 
 static double pm_samples[PM_MAX_SAMPLES];
@@ -87,44 +86,7 @@ static struct meas_spec pm_spec(pm_loop_fn fn, void *arg, const struct pm_opts *
 
 /* Whether each replicate gets its own ratio: the benchmark's comes from the add chain (the same chain is then
  * timed next to every replicate), no PMU counts cycles around the loop, and the machine is not emulated. */
-static bool ratio_per_replicate(void)
-{
-    const char *m;
-    clock_core_ratio(&m);
-    return !plat_config()->minimal && !ca_can_count(NULL) && m && !strcmp(m, "core_tsc_ratio:add_rr_chain");
-}
-
-static volatile uint64_t pm_chain_sink;
-
-static int cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
-
-/* The add chain's core cycles per tick now: PM_RATIO_PAIRS timings of n and 2n iterations, the median of the
- * differences (what the two share, the harness, cancels). *u: the ratio's relative reading uncertainty (two
- * differences of reads, +-2 ticks, over the median). 0 when the chain took no time. */
-static double chain_ratio(enum timing_serialize ser, double *u)
-{
-    uint64_t d[PM_RATIO_PAIRS];
-    pm_chain_sink += core_clock_add_chain(PM_RATIO_ITERS); /* untimed: code and clock settled */
-    for (size_t i = 0; i < PM_RATIO_PAIRS; i++) {
-        uint64_t t0 = timing_read(ser);
-        pm_chain_sink += core_clock_add_chain(PM_RATIO_ITERS);
-        uint64_t t1 = timing_read(ser);
-        pm_chain_sink += core_clock_add_chain(2 * PM_RATIO_ITERS);
-        uint64_t t2 = timing_read(ser);
-        d[i] = (t2 - t1 > t1 - t0) ? (t2 - t1) - (t1 - t0) : 0;
-    }
-    for (size_t i = 1; i < PM_RATIO_PAIRS; i++) /* insertion sort of three */
-        for (size_t j = i; j > 0 && cmp_u64(d[j - 1], d[j]) > 0; j--) {
-            uint64_t t = d[j];
-            d[j] = d[j - 1];
-            d[j - 1] = t;
-        }
-    uint64_t med = d[PM_RATIO_PAIRS / 2];
-    if (!med)
-        return 0;
-    *u = 2.0 / (double)med;
-    return (double)PM_RATIO_ITERS * CORE_CLOCK_ADD_PER_ITER / (double)med;
-}
+static bool ratio_per_replicate(void) { return !ca_can_count(NULL) && clock_chain_ratio_usable(); }
 
 struct pm_rep_ratio {
     double ratio, u;
@@ -179,7 +141,7 @@ static int pm_one_replicate(const struct meas_spec *spec, size_t k, uint64_t sta
         return -1;
     if (per_rep) {
         rr->u = 0;
-        rr->ratio = chain_ratio(spec->serialize, &rr->u);
+        rr->ratio = clock_chain_ratio_now(spec->serialize, &rr->u);
         if (!(rr->ratio > 0))
             return -1;
     }

@@ -54,15 +54,12 @@ struct pm_result {
  * does not advance or an argument is invalid. */
 int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_result *r);
 
-/* The core/TSC ratio of each replicate, measured next to it (docs/measurement.md "Core clock and TSC", "per
- * replicate"): where the benchmark's ratio comes from the add_rr chain and no PMU counts cycles (and not in
- * minimal mode), every replicate is followed by PM_RATIO_PAIRS timings of that chain, n = PM_RATIO_ITERS x 256
- * adds against 2n (the harness cancels), their median the replicate's ratio; the replicate's ticks are converted
- * with it (its +-2-tick reading as the factor's uncertainty) before the replicates are combined, so that the
- * figure's interval holds how the clock moved during the run. */
+/* The core/TSC ratio of each replicate, measured next to it (docs/measurement.md "Core clock and TSC", "Next to
+ * the measurement"): where the benchmark's ratio comes from the add_rr chain and no PMU counts cycles (and not in
+ * minimal mode), every replicate is followed by clock_chain_ratio_now; the replicate's ticks are converted with
+ * it (its reading as the factor's uncertainty, stats_scale_unc) before the replicates are combined, so that the
+ * figure's interval holds how the clock, and its measurement, moved during the run. */
 #define PM_RATIO_PER_REPLICATE "core_tsc_ratio:add_rr_chain, per replicate"
-#define PM_RATIO_ITERS 256
-#define PM_RATIO_PAIRS 3
 
 /* One figure of a batch measured with pm_measure_interleaved: fn(arg) with options o, its result in *r and
  * rc 0 (or -1 as pm_measure). */
