@@ -5,7 +5,10 @@
 #include "kernel/core_clock.h"
 #include "kernel/fmt.h"
 #include "measure/timing.h"
+#include "measure/engine.h"
 #include "pmu/pmu_bench_api.h"
+
+static volatile uint64_t near_sink; /* keeps the timed chains live */
 
 #define CLOCK_NAME_MAX 64
 
@@ -28,7 +31,6 @@ double clock_core_ratio(const char **method)
     return r > 0 ? r : 1.0;
 }
 
-static volatile uint64_t near_sink;
 
 double clock_chain_ratio_now(enum timing_serialize ser, double *u)
 {
@@ -221,10 +223,38 @@ static void use(const struct core_clock *c)
     fmt_snprintf(C.method, sizeof(C.method), "%s", c->method ? c->method : "none");
 }
 
+/* A dependent chain of k adds (about a core cycle each, under a tick apart): regions of evenly spread lengths. */
+static NOINLINE uint64_t step_spin(uint64_t k)
+{
+    uint64_t x = k;
+    for (uint64_t i = 0; i < k; i++)
+        __asm__ volatile("add %1, %0" : "+r"(x) : "r"(i));
+    return x;
+}
+
+#define CLOCK_STEP_REGIONS 512
+
+double clock_measure_step(void)
+{
+    static uint64_t t[CLOCK_STEP_REGIONS];
+    enum timing_serialize ser = plat_config()->serialize;
+    for (size_t i = 0; i < CLOCK_STEP_REGIONS; i++) {
+        uint64_t t0 = timing_read(ser);
+        near_sink += step_spin(i % 256);
+        t[i] = timing_read(ser) - t0;
+    }
+    return meas_step_estimate(t, CLOCK_STEP_REGIONS);
+}
+
 void clock_run_start(void)
 {
     plat_printf("Core clock per CPU and TSC rate cross-checks (docs/measurement.md, \"Core clock and TSC\"):\n");
     check_tsc_sources();
+    /* The TSC's step, for every interval's reading allowance (measure/engine.h meas_clock_step). */
+    double step = clock_measure_step();
+    meas_set_clock_step(step);
+    plat_printf("  TSC step: %.0f tick%s per reading change (the reading allowance of every interval)\n", step,
+                step == 1 ? "" : "s");
 
     struct plat_cpu self;
     if (!plat_cpu(0, &self))

@@ -53,6 +53,10 @@ double clock_chain_ratio_now(enum timing_serialize ser, double *u);
  * (clock_core_ratio's method), and the machine is not emulated (minimal mode: instructions have no latency). */
 bool clock_chain_ratio_usable(void);
 
+/* The TSC's step on the calling CPU now (meas_step_estimate over 512 regions of 0..255 dependent adds); what
+ * clock_run_start hands to meas_set_clock_step. */
+double clock_measure_step(void);
+
 /* Forget every measurement (unit tests). */
 void clock_reset(void);
 

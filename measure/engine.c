@@ -52,6 +52,30 @@ static NOINLINE int region(struct run *rn, uint64_t iters, double *ticks, uint64
     return MEAS_OK;
 }
 
+static double clock_step = 1;
+
+void meas_set_clock_step(double ticks) { clock_step = ticks >= 1 ? ticks : 1; }
+double meas_clock_step(void) { return clock_step; }
+
+double meas_step_estimate(uint64_t *t, size_t n)
+{
+    if (!t || n < 8)
+        return 1;
+    /* insertion sort: n is a few hundred, once per run */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && t[j - 1] > t[j]; j--) {
+            uint64_t x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    size_t lo = n / 20, hi = n - 1 - n / 20;
+    uint64_t gap = 1;
+    for (size_t i = lo + 1; i <= hi; i++)
+        if (t[i] != t[i - 1] && t[i] - t[i - 1] > gap)
+            gap = t[i] - t[i - 1];
+    return (double)gap;
+}
+
 void meas_allowance(double res, bool paired, const double *ov, size_t n_ov, double overhead, uint64_t iters,
                     double work, double *lo, double *hi)
 {
@@ -134,7 +158,8 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
     size_t n = 0;
     bool converged = false, budget_hit = false;
     double allow_lo, allow_hi;
-    meas_allowance(s->resolution, s->base != NULL, ov, s->overhead_reps, overhead, iters, work, &allow_lo, &allow_hi);
+    double res = s->resolution > 0 ? s->resolution : s->clock ? 1 : clock_step; /* a given clock: its ticks */
+    meas_allowance(res, s->base != NULL, ov, s->overhead_reps, overhead, iters, work, &allow_lo, &allow_hi);
     while (n < max_n) {
         if ((rc = region(&rn, iters, &dt, &raw)) != MEAS_OK)
             goto fail;

@@ -72,8 +72,8 @@ struct meas_spec {
                                   protocol after setup(ctx, rep), budget_ticks / replicates each */
     meas_setup_fn setup;       /* optional: called before every replicate (also the first) */
     double resolution;         /* the clock's step in ticks: a difference of two reads is within +-resolution of
-                                  the time between them (0 -> 1: the TSC, and a caller's tick count in sample
-                                  mode, read to the tick) */
+                                  the time between them (0: a given clock 1 tick; the TSC, and a caller's tick
+                                  count in sample mode, meas_clock_step()) */
 };
 
 #define MEAS_MAX_REPLICATES STATS_MAX_REPLICATES
@@ -123,6 +123,18 @@ struct meas_result {
  * ov: the overhead regions' values, sorted ascending (n_ov of them, 0: none subtracted). */
 void meas_allowance(double res, bool paired, const double *ov, size_t n_ov, double overhead, uint64_t iters,
                     double work, double *lo, double *hi);
+
+/* The TSC's step: how far apart two readings of it can be that stand for the same moment, in ticks (1 unless
+ * meas_set_clock_step said otherwise). A TSC need not move by 1: on the test box's AMD guest it moves by ~26
+ * ticks (10 ns) at a time (docs/measurement.md "Statistics", "Reading resolution"). Set once at start-up
+ * (bench/clock.c, from meas_step_estimate); values below 1 (or NaN) count as 1. */
+void meas_set_clock_step(double ticks);
+double meas_clock_step(void);
+/* The step of a clock from n timed regions whose true lengths were spread evenly over a range many steps wide and
+ * finer than a tick apart: the largest gap between consecutive distinct values among the sorted regions'
+ * central 90 % (what an interruption added stays outside). A 1-tick clock fills the range (gaps of 1); a clock
+ * that moves by g leaves gaps of about g. At least 1; 1 with fewer than 8 regions. Sorts t in place. */
+double meas_step_estimate(uint64_t *t, size_t n);
 
 /* Runs the protocol above with samples in buf[0..cap) (sorted ascending on return). Returns MEAS_OK or an
  * error; on error r is zeroed. The caller owns the environment (interrupts off, one CPU, fixed clock).

@@ -514,6 +514,50 @@ static void test_quantized_readings(void **state)
     assert_true(r.st.allow_lo == 1 && r.st.allow_hi == 1);
 }
 
+
+/* The clock's step: estimated from regions of evenly spread lengths, and used for the TSC's readings. */
+static void test_clock_step(void **state)
+{
+    (void)state;
+    uint64_t t[200];
+    /* a 1-tick clock: lengths 52.0, 52.7, 53.4, ... read to the tick fill the range */
+    for (size_t i = 0; i < 200; i++)
+        t[i] = 52 + (uint64_t)((double)i * 0.7);
+    assert_true(meas_step_estimate(t, 200) == 1);
+    /* a clock that moves by 26 (10 ns at 2.6 GHz), with the +-1 of a rate that is not a whole multiple, and two
+     * interrupted regions far above */
+    for (size_t i = 0; i < 200; i++) {
+        uint64_t v = 52 + (uint64_t)((double)i * 0.7);
+        t[i] = v / 26 * 26 + (i % 7 == 0);
+    }
+    t[17] = 5000;
+    t[99] = 9000;
+    double g = meas_step_estimate(t, 200);
+    assert_true(g >= 25 && g <= 26);
+    assert_true(meas_step_estimate(t, 5) == 1); /* too few */
+    assert_true(meas_step_estimate(NULL, 100) == 1);
+
+    /* the TSC (no clock given) uses the step: sample mode, constant regions of 1000 ticks, overhead 0 */
+    meas_set_clock_step(26);
+    assert_true(meas_clock_step() == 26);
+    struct reps r = {.pass = {1000}};
+    struct meas_spec sp = reps_spec(&r, 1);
+    sp.clock = NULL;
+    sp.setup = NULL;
+    sp.min_samples = 7;
+    sp.max_samples = 7;
+    double buf[64];
+    struct meas_result m;
+    assert_int_equal(meas_run(&sp, buf, 64, &m), MEAS_OK);
+    assert_true(m.st.allow_lo == 52 && m.st.allow_hi == 52); /* 26 for the reading, 26 for the overhead's */
+    /* a given clock counts in its own ticks */
+    sp.clock = reps_clock;
+    assert_int_equal(meas_run(&sp, buf, 64, &m), MEAS_OK);
+    assert_true(m.st.allow_lo == 2 && m.st.allow_hi == 2);
+    meas_set_clock_step(0.5); /* below 1: 1 */
+    assert_true(meas_clock_step() == 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_scale_and_reciprocal),
         cmocka_unit_test(test_allowance_terms),
         cmocka_unit_test(test_quantized_readings),
+        cmocka_unit_test(test_clock_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
