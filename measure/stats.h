@@ -25,7 +25,7 @@ struct stats {
     double between_spread; /* robust CV of the replicates' medians (1.4826 MAD / |median|, a fraction) */
     /* What ci_lo / ci_hi hold beyond the sign-test interval of the samples (or of the replicates' medians), in
      * the figure's unit: the allowance for what no sample scatters (docs/measurement.md "Statistics": the
-     * reading's +-1 tick and the overhead estimate's own interval, per region over iters x work; a unit
+     * reading's +-1 clock step and the overhead estimate's own interval, per region over iters x work; a unit
      * conversion's uncertainty). ci_lo = x[l] - allow_lo, ci_hi = x[u] + allow_hi. 0: none. */
     double allow_lo, allow_hi;
 };
