@@ -53,8 +53,8 @@ double clock_chain_ratio_now(enum timing_serialize ser, double *u)
     uint64_t med = d[CLOCK_NEAR_PAIRS / 2];
     if (!med)
         return 0;
-    if (u)
-        *u = 2.0 / (double)med;
+    if (u) /* two differences of reads, each within a clock step */
+        *u = 2.0 * meas_clock_step() / (double)med;
     return (double)CLOCK_NEAR_ITERS * CORE_CLOCK_ADD_PER_ITER / (double)med;
 }
 

@@ -45,7 +45,7 @@ double clock_tsc_rel_unc(void);
  * n = CLOCK_NEAR_ITERS x 256 dependent adds against 2n, the median of the differences (the harness cancels);
  * about 60 us at 3.7 GHz, short enough that an interruption rarely falls into it (the start-up chains, ~0.3 ms
  * a run, lost cycles in several of seven runs on a shared guest). *u: its relative reading uncertainty, two
- * differences of reads (+-2 ticks) over the median. 0 when the chain took no time. */
+ * differences of reads (+-2 clock steps, meas_clock_step) over the median. 0 when the chain took no time. */
 #define CLOCK_NEAR_ITERS 256
 #define CLOCK_NEAR_PAIRS 3
 double clock_chain_ratio_now(enum timing_serialize ser, double *u);
