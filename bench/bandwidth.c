@@ -17,6 +17,7 @@
 
 #define BW_MAX_CPUS 256
 #define BW_MAX_SIZES 64
+#define BW_MAX_UNCORE 64 /* memory-level sweep points that keep an uncore count */
 #define BW_STAGGER 1088u /* 17 lines: array i starts i x 1088 bytes into its page, so a[i], b[i], c[i] never
                             share address bits 11:0 (no 4K aliasing, no same-set pile-up) */
 
@@ -326,7 +327,10 @@ struct bw_point {
     size_t threads;
     size_t packages; /* packages the threads ran on */
     int node_from, node_to;
-    uint64_t page_bytes, passes;
+    uint64_t page_bytes;
+    double passes;         /* whole passes over the arrays per sample (per thread: a mean), a fraction when a
+                              sample streams part of them */
+    uint64_t sample_bytes; /* STREAM bytes per sample (all threads; multi-threaded: a mean) */
     struct stats bw; /* bytes/s over the samples */
     bool converged;
     const char *method;
@@ -355,32 +359,69 @@ static struct json *rec_point(const struct bw_point *p)
     struct verdict v;
     verdict_from_stats(&v, &p->bw, p->converged, meas_ci_target(C.quick), meas_min_samples(C.quick));
     figure_json(j, name, &p->bw, UNIT_BYTES_PER_S, &v);
-    json_kv_uint(j, "passes", p->passes);
+    json_kv_double(j, "passes", p->passes);
+    json_kv_uint(j, "sample_bytes", p->sample_bytes);
     json_kv_uint(j, "page_bytes", p->page_bytes);
     json_kv_str(j, "method", p->method);
     bw_best_offer(&C.best, level, p->bw.median, p->series, bw_kernel_name(p->k), p->threads, p->packages);
     return j;
 }
 
+/* Elements per array in one chunk: 256 KiB per array, a multiple of BW_GRANULE / 8. A sweep sample over
+ * larger arrays streams whole chunks, and a thread of a multi-threaded sample checks its stop flag after
+ * each; at memory speed a chunk is tens of microseconds. */
+#define BW_CHUNK_ELEMS (KiB(256) / 8)
+
+/* x restricted to elements [off, off + m) of every array it uses. */
+static void bw_span(const struct bw_arrays *x, size_t off, size_t m, struct bw_arrays *c)
+{
+    *c = *x;
+    c->a = x->a ? x->a + off : NULL;
+    c->b = x->b ? x->b + off : NULL;
+    c->c = x->c ? x->c + off : NULL;
+    c->n = m;
+}
+
+/* One unit of a sweep sample: a whole pass over the arrays when they are at most one chunk each, else one
+ * chunk continuing where the previous unit stopped (wrapping to the start), so a sample costs the time it is
+ * calibrated to whatever the working set, and every byte it streams was last touched one whole traversal
+ * ago, as with whole passes. */
 struct bw_loop {
     bw_fn fn;
     struct bw_arrays x;
     uint64_t sum, ticks;
     struct bw_arrays base; /* replicate 0's arrays (bw_loop_setup shifts x from here) */
+    size_t chunk;          /* elements per array of one unit: x.n (a whole pass) or BW_CHUNK_ELEMS */
+    size_t off;            /* chunked: where the next unit starts */
+    size_t rep0;           /* the replicate index of the engine's replicate 0 (interleaved replicates) */
 };
+
+static size_t bw_unit_elems(size_t n) { return n <= BW_CHUNK_ELEMS ? n : BW_CHUNK_ELEMS; }
 
 /* The shifted arrays cover the same pages and all but a few lines of the previous replicate's: warm. */
 static int bw_loop_setup(void *arg, size_t k)
 {
     struct bw_loop *l = arg;
-    arrays_shift(&l->base, k, &l->x);
+    arrays_shift(&l->base, l->rep0 + k, &l->x);
     return k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH;
 }
 
 static void bw_loop_fn(void *arg, uint64_t iters)
 {
     struct bw_loop *l = arg;
-    l->sum += l->fn(&l->x, iters);
+    if (l->chunk >= l->x.n) {
+        l->sum += l->fn(&l->x, iters);
+        return;
+    }
+    struct bw_arrays c;
+    for (uint64_t u = 0; u < iters; u++)
+        for (size_t left = l->chunk; left;) {
+            size_t m = MIN(left, l->x.n - l->off);
+            bw_span(&l->x, l->off, m, &c);
+            l->sum += l->fn(&c, 1);
+            left -= m;
+            l->off = l->off + m < l->x.n ? l->off + m : 0;
+        }
 }
 
 static void bw_loop_timed(void *arg)
@@ -524,42 +565,92 @@ static void uncore_json(struct json *j, const struct bw_uncore *u, double timed)
     json_obj_end(j);
 }
 
-/* One kernel on the benchmark CPU over ws bytes of t. */
-static int measure_single(struct bw_tbuf *t, enum bw_kernel k, enum bw_isa isa, uint64_t ws, int node_from,
-                          double *out)
+/* One point of the sweep: a kernel and an ISA over one working set on the benchmark CPU, measured in R
+ * replicates. Replicates are interleaved in time where the setup is cheap (docs/measurement.md
+ * "Replicates"): the sweep makes R passes over its points, each point one replicate per pass, so that its
+ * replicates are a whole pass apart and their interval sees the run; each such replicate starts with a whole
+ * traversal of its arrays (the other points evicted them). A point whose traversal costs more than
+ * BW_INTERLEAVE_SHARE of its time budget over R - 1 replicates is measured in the first pass alone, its R
+ * replicates back to back on warm arrays, as before. */
+#define BW_INTERLEAVE_SHARE 4 /* interleaving may add at most budget / 4 of warm-up passes to a point */
+struct bw_spt {
+    enum bw_kernel k;
+    enum bw_isa isa;
+    uint64_t ws;      /* requested working set */
+    bool ok, whole;   /* measured; all its replicates in the first pass */
+    size_t got;       /* replicates measured */
+    uint64_t iters;   /* units per sample (the last replicate's) */
+    int unc;          /* index into the uncore results, -1: none */
+};
+
+/* Replicates [first, first + nrep) of a point of `of`, after a fresh traversal (fresh) or on warm arrays;
+ * *r the replicate (nrep 1) or their combination. */
+static int sweep_measure(struct bw_loop *l, size_t first, size_t nrep, size_t of, bool fresh, uint64_t iters,
+                         struct bw_uncore *u, int node, struct meas_result *r)
 {
-    struct bw_loop l = {.fn = bw_kernel_fn(k, isa)};
-    if (!l.fn || arrays_for(t, k, ws, &l.x) != 0)
-        return -1;
-    l.base = l.x;
+    uint64_t units_per_pass = (l->x.n + l->chunk - 1) / l->chunk;
     struct pm_opts o = C.po;
-    o.warmup_iters = 1;
-    o.first_iters = 1;
+    o.warmup_iters = fresh ? units_per_pass : 1; /* one whole traversal: the caches hold what the chunks leave */
+    o.first_iters = MAX(iters, (uint64_t)1); /* a later pass: calibration confirms the first pass's length */
     o.fixed = plat_config()->minimal; /* emulated: one pass per sample, nothing to warm or calibrate */
     o.setup = bw_loop_setup;           /* each replicate a fresh buffer offset */
-    struct pm_result r;
-    if (pm_measure(bw_loop_fn, &l, &o, &r) != 0)
+    o.ticks_only = true;               /* bytes/s: no core cycles to count */
+    o.replicates = nrep;
+    o.budget_tsc = C.po.budget_tsc / MAX(of, (size_t)1) * nrep;
+    if (of > nrep) /* one of the figure's replicates measured apart: its share of the minimum (as the engine's) */
+        o.min_samples = MAX((C.po.min_samples + of - 1) / of, (size_t)MEAS_MIN_REPLICATE_SAMPLES);
+    l->rep0 = first;
+    l->off = 0;
+    struct pm_result pr;
+    if (pm_measure(bw_loop_fn, l, &o, &pr) != 0)
         return -1;
-    uint64_t bytes = bw_kernel_bytes(k, l.x.n);
-    struct bw_point p = {
-        .series = "sweep", .placement = "benchmark CPU", .k = k, .isa = isa, .ws = bytes,
-        .per_array = (uint64_t)l.x.n * 8, .ws_total = bytes, .llc_ws = bytes, .threads = 1, .packages = 1,
-        .node_from = node_from,
-        .node_to = t->b.node, .page_bytes = t->b.page_bytes, .passes = r.iters_per_sample,
-        .method = "STREAM bytes (each array element read or written counts once, no RFO) x passes / TSC time, "
-                  "median of samples"};
-    stats_reciprocal(&r.tsc, (double)bytes * (double)C.hz, &p.bw); /* ticks per pass -> bytes/s */
-    p.converged = r.converged;
-    bool dram = !strcmp(bw_level(bytes, C.l1, C.l2, C.llc), BW_LEVEL_MEMORY);
-    static struct bw_uncore u;
-    if (dram)
-        uncore_count(&l, &u, t->b.node);
-    struct json *j = rec_point(&p);
-    if (dram)
-        uncore_json(j, &u, p.bw.median);
-    plat_rec_end();
-    *out = p.bw.median;
+    *r = (struct meas_result){.st = pr.tsc, .converged = pr.converged, .iters = pr.iters_per_sample};
+    if (u)
+        uncore_count(l, u, node);
     return 0;
+}
+
+static int sweep_loop(struct bw_tbuf *t, const struct bw_spt *pt, struct bw_loop *l)
+{
+    *l = (struct bw_loop){.fn = bw_kernel_fn(pt->k, pt->isa)};
+    if (!l->fn || arrays_for(t, pt->k, pt->ws, &l->x) != 0)
+        return -1;
+    l->base = l->x;
+    l->chunk = bw_unit_elems(l->x.n);
+    return 0;
+}
+
+/* The point's record, from its replicates; its median in bytes/s, 0 when it has none. */
+static double sweep_emit(const struct bw_tbuf *t, const struct bw_spt *pt, struct meas_result *reps, size_t of,
+                         const struct bw_uncore *u, int node_from)
+{
+    struct bw_loop l;
+    if (!pt->ok || sweep_loop((struct bw_tbuf *)t, pt, &l) != 0)
+        return 0;
+    struct meas_result all = reps[0];
+    if (!pt->whole && pt->got > 1)
+        meas_combine(reps, pt->got, C.po.target_ci, &all);
+    uint64_t bytes = bw_kernel_bytes(pt->k, l.x.n), unit = bw_kernel_bytes(pt->k, l.chunk);
+    struct bw_point p = {
+        .series = "sweep", .placement = "benchmark CPU", .k = pt->k, .isa = pt->isa, .ws = bytes,
+        .per_array = (uint64_t)l.x.n * 8, .ws_total = bytes, .llc_ws = bytes, .threads = 1, .packages = 1,
+        .node_from = node_from, .node_to = t->b.node, .page_bytes = t->b.page_bytes,
+        .passes = (double)pt->iters * (double)unit / (double)bytes,
+        .sample_bytes = pt->iters * unit,
+        .method = l.chunk < l.x.n
+                      ? "STREAM bytes (each array element read or written counts once, no RFO) per sample / TSC "
+                        "time, median of samples; a sample streams 256 KiB chunks of every array, each continuing "
+                        "where the previous one stopped, after one whole pass of warm-up"
+                      : "STREAM bytes (each array element read or written counts once, no RFO) x passes / TSC time, "
+                        "median of samples"};
+    stats_reciprocal(&all.st, (double)unit * (double)C.hz, &p.bw); /* ticks per unit -> bytes/s */
+    p.converged = all.converged;
+    struct json *j = rec_point(&p);
+    json_kv_bool(j, "replicates_interleaved", !pt->whole && of > 1);
+    if (u)
+        uncore_json(j, u, p.bw.median);
+    plat_rec_end();
+    return p.bw.median;
 }
 
 static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
@@ -592,10 +683,58 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
             sizes[m++] = v;
     }
     ns = m;
+    /* The points, in the order of the tables: ISA, size, kernel. */
+    size_t np = C.n_isa * ns * BW_KERNEL_COUNT, of = MAX(C.po.replicates, (size_t)1);
+    struct plat_buf store = {0};
+    if (plat_alloc(&store, np * (sizeof(struct bw_spt) + of * sizeof(struct meas_result)), PLAT_PAGE_DEFAULT, -1,
+                   "bandwidth sweep points") != 0) {
+        plat_printf("  bandwidth: no memory for the sweep's %zu points\n", np);
+        return;
+    }
+    struct bw_spt *pts = store.ptr;
+    struct meas_result *reps = (struct meas_result *)(pts + np);
+    static struct bw_uncore unc[BW_MAX_UNCORE];
+    size_t nunc = 0;
+    for (size_t i = 0, q = 0; i < C.n_isa; i++)
+        for (size_t s = 0; s < ns; s++)
+            for (unsigned k = 0; k < BW_KERNEL_COUNT; k++, q++)
+                pts[q] = (struct bw_spt){.k = (enum bw_kernel)k, .isa = C.isa[i], .ws = sizes[s], .unc = -1};
+    /* Pass 0 measures every point (a whole point: all its replicates); passes 1..R-1 one more replicate of
+     * each interleaved point. */
+    uint64_t share = C.po.budget_tsc / BW_INTERLEAVE_SHARE;
+    for (size_t rep = 0; rep < of; rep++)
+        for (size_t q = 0; q < np; q++) {
+            struct bw_spt *pt = &pts[q];
+            struct bw_loop l;
+            if ((rep && (!pt->ok || pt->whole)) || sweep_loop(t, pt, &l) != 0)
+                continue;
+            struct meas_result *r = &reps[q * of + pt->got];
+            if (rep) {
+                if (sweep_measure(&l, rep, 1, of, true, pt->iters, NULL, t->b.node, r) == 0)
+                    pt->got++, pt->iters = r->iters;
+                continue;
+            }
+            /* Pass 0: one whole pass, timed, warms the arrays and says what a fresh replicate would cost. */
+            bool fresh = true;
+            if (of > 1 && !plat_config()->minimal) {
+                bw_loop_timed(&l);
+                pt->whole = (of - 1) * l.ticks > share;
+                fresh = false;
+            }
+            bool dram = !strcmp(bw_level(bw_kernel_bytes(pt->k, l.x.n), C.l1, C.l2, C.llc), BW_LEVEL_MEMORY);
+            struct bw_uncore *u = dram && nunc < BW_MAX_UNCORE ? &unc[nunc] : NULL;
+            if (sweep_measure(&l, 0, pt->whole ? of : 1, of, fresh, 1, u, t->b.node, r) != 0)
+                continue;
+            pt->ok = true;
+            pt->got = 1;
+            pt->iters = r->iters;
+            if (u)
+                pt->unc = (int)nunc++;
+        }
     static struct bw_line line;
     struct plat_cpu self = {0}; /* the sweep runs inline, on the benchmark's own CPU */
     plat_cpu(0, &self);
-    for (size_t i = 0; i < C.n_isa; i++) {
+    for (size_t i = 0, q = 0; i < C.n_isa; i++) {
         plat_printf("  sweep on CPU %u, %s, GB/s (STREAM counting; median):\n", self.id, bw_isa_name(C.isa[i]));
         line_add(&line, "    %-11s %-13s", "working set", "level");
         for (unsigned k = 0; k < BW_KERNEL_COUNT; k++)
@@ -605,9 +744,10 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
             char txt[24];
             line_add(&line, "    %-11s %-13s", size_text(sizes[s], txt, sizeof(txt)),
                      bw_level(sizes[s], C.l1, C.l2, C.llc));
-            for (unsigned k = 0; k < BW_KERNEL_COUNT; k++) {
-                double v;
-                if (measure_single(t, (enum bw_kernel)k, C.isa[i], sizes[s], node_from, &v) == 0)
+            for (unsigned k = 0; k < BW_KERNEL_COUNT; k++, q++) {
+                double v = sweep_emit(t, &pts[q], &reps[q * of], of, pts[q].unc >= 0 ? &unc[pts[q].unc] : NULL,
+                                      node_from);
+                if (v > 0)
                     line_add(&line, " %9.2f", v / 1e9);
                 else
                     line_add(&line, " %9s", "-");
@@ -615,6 +755,7 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
             line_flush(&line);
         }
     }
+    plat_free(&store);
 }
 
 /* ---- threads ------------------------------------------------------------------------------------------------------------ */
@@ -631,9 +772,6 @@ struct bw_job {
     bool timekeeper;
 };
 
-/* Elements per array in one chunk of a windowed job: 256 KiB per array, a multiple of BW_GRANULE / 8; at
- * memory speed tens of microseconds, so the threads stop within that of the window's end. */
-#define BW_MT_CHUNK_ELEMS (KiB(256) / 8)
 /* Shortest common window of a multi-threaded sample: release skew and the last chunk stay well under 1 %. */
 #define BW_MT_MIN_WINDOW_US 2000
 
@@ -655,14 +793,11 @@ static void bw_job_run(void *arg)
         jb->ticks = timing_rdtsc() - t0;
         return;
     }
-    struct bw_arrays c = jb->x;
+    struct bw_arrays c;
     jb->done = 0;
     for (;;) {
-        size_t off = jb->off, m = MIN((size_t)BW_MT_CHUNK_ELEMS, jb->x.n - off);
-        c.a = jb->x.a ? jb->x.a + off : NULL;
-        c.b = jb->x.b ? jb->x.b + off : NULL;
-        c.c = jb->x.c ? jb->x.c + off : NULL;
-        c.n = m;
+        size_t off = jb->off, m = MIN((size_t)BW_CHUNK_ELEMS, jb->x.n - off);
+        bw_span(&jb->x, off, m, &c);
         jb->sum += jb->fn(&c, 1);
         jb->done += jb->bytes / jb->x.n * m; /* bytes is 8 x n x arrays */
         jb->off = off + m < jb->x.n ? off + m : 0;
@@ -741,16 +876,19 @@ struct mt_ctx {
     const uint32_t *ids;
     size_t n;
     double nominal;
+    double moved;  /* bytes the threads moved over every sample so far */
+    size_t samples;
     struct bw_arrays base[BW_MAX_CPUS]; /* replicate 0's arrays of each thread */
 };
 
-/* Replicate k: every thread's arrays k lines further into its buffer. */
+/* Replicate k: every thread's arrays k lines further into its buffer, going on from where it stopped (the
+ * same pages and all but a few lines of the previous replicate's: warm). */
 static int mt_setup(void *ctx, size_t k)
 {
     const struct mt_ctx *mc = ctx;
     for (size_t i = 0; i < mc->n; i++)
         arrays_shift(&mc->base[i], k, &jobs[i].x);
-    return 0;
+    return k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH;
 }
 
 static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
@@ -767,6 +905,10 @@ static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
     }
     if (!(moved > 0))
         return -1;
+    if (iters) {
+        ((struct mt_ctx *)ctx)->moved += moved;
+        ((struct mt_ctx *)ctx)->samples++;
+    }
     *ticks = (uint64_t)((double)slowest * mc->nominal / moved + 0.5);
     return 0;
 }
@@ -800,34 +942,32 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
             return -1;
         jobs[i].bytes = bw_kernel_bytes(k, jobs[i].x.n);
     }
-    /* Passes: one pass timed alone on the first CPU's buffer, scaled to the sample length. */
-    struct bw_loop l = {.fn = fn, .x = jobs[0].x};
-    if (!plat_config()->minimal) { /* emulated: no calibration, the shortest window */
-        bw_loop_timed(&l);
-        bw_loop_timed(&l);
-    }
-    uint64_t passes = l.ticks ? (C.po.min_sample_tsc + l.ticks - 1) / l.ticks : 1;
-    passes = MAX(passes, 1);
-    /* The window: as long as those passes take one thread alone, at least BW_MT_MIN_WINDOW_US. */
-    uint64_t window = MAX(passes * l.ticks, (uint64_t)BW_MT_MIN_WINDOW_US * C.hz / 1000000);
-    for (size_t i = 0; i < n; i++) {
-        jobs[i].passes = passes;
-        jobs[i].window = window;
-        jobs[i].off = 0;
-    }
+    /* Warm-up: every thread streams its whole buffer once, together (buffers, TLBs, the APs' caches), so
+     * that every byte a window streams next was last touched one whole traversal ago. Emulated: one window. */
+    uint64_t window = MAX(C.po.min_sample_tsc, (uint64_t)BW_MT_MIN_WINDOW_US * C.hz / 1000000);
+    bool minimal = plat_config()->minimal;
+    for (size_t i = 0; i < n; i++)
+        jobs[i].passes = 1, jobs[i].window = minimal ? window : 0, jobs[i].off = 0;
+    if (mt_run(ids, n) <= 0)
+        return -1;
+    /* The samples: a common window of the sample length, at least BW_MT_MIN_WINDOW_US, whatever the working
+     * set (a window of whole passes cost a pass per sample: 9 x 3 passes of 1.2 GiB for one thread). */
+    for (size_t i = 0; i < n; i++)
+        jobs[i].window = window, jobs[i].off = 0;
     static struct mt_ctx mc;
     mc.ids = ids;
     mc.n = n;
-    mc.nominal = (double)jobs[0].bytes * (double)passes * (double)n;
+    mc.nominal = (double)jobs[0].bytes * (double)n; /* ticks are scaled to one pass of every thread */
+    mc.moved = 0;
+    mc.samples = 0;
     for (size_t i = 0; i < n; i++)
         mc.base[i] = jobs[i].x;
     struct meas_spec spec = {
         .sample = mt_sample,
         .ctx = &mc,
         .serialize = C.po.serialize,
-        .warmup_samples = 1, /* buffers, TLBs, the APs' caches */
         .iters = 1,
-        .work_per_iter = (double)jobs[0].bytes * (double)passes * (double)n,
+        .work_per_iter = mc.nominal,
         .min_samples = C.mt_min,
         .max_samples = C.mt_max,
         .target_ci = C.po.target_ci,
@@ -854,7 +994,8 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
             seen |= cpus[ids[q]].package == cpus[ids[i]].package;
         p->packages += !seen;
     }
-    p->passes = passes;
+    p->passes = mc.samples ? mc.moved / (double)mc.samples / mc.nominal : 0;
+    p->sample_bytes = mc.samples ? (uint64_t)(mc.moved / (double)mc.samples) : 0;
     p->page_bytes = tbufs[ids[0]].b.page_bytes;
     p->method = "threads released together and stopped together after a common window (each streaming its "
                 "buffer in 256 KiB chunks, continuing where it stopped); sum of STREAM bytes / the slowest "

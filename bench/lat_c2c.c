@@ -24,6 +24,15 @@ static void summary(const char *status, const char *reason, uint32_t used, uint3
     json_kv_uint(j, "pairs", pairs);
     json_kv_uint(j, "pairs_failed", failed);
     json_kv_uint(j, "bytes", bytes);
+    /* each replicate's lines in a region of their own (bench_c2c) */
+    size_t reps = lat_replicates();
+    uint64_t bb = lat_rep_buffer_bytes(bytes, reps);
+    json_kv_uint(j, "buffer_bytes", bb);
+    json_key(j, "replicate_offsets");
+    json_arr_begin(j);
+    for (size_t k = 0; k < reps; k++)
+        json_uint(j, lat_rep_offset(bb, bytes, LAT_REP_ALIGN, k, reps));
+    json_arr_end(j);
     json_kv_uint(j, "lines", lines);
     json_kv_uint(j, "rounds", rounds);
     json_kv_str(j, "hit_method", "from_cpu writes every line, reads twice its L1+L2 elsewhere (write-back), reads "
@@ -84,7 +93,10 @@ void bench_c2c(void)
     struct lat_lines lines;
     uint64_t s = plat_config()->seed ^ 0xc2c, lines_seed = splitmix64_next(&s);
     uint64_t evb = lat_evict_bytes(&c, 2);
-    if (plat_alloc(&lb, w, PLAT_PAGE_LARGEST, cpus[0].node, "c2c lines") != 0 ||
+    /* A fresh line set per replicate: each replicate's lines in a region of their own, a large page or more
+     * apart (lat_placed.lines_buf_bytes; docs/measurement.md "Replicates"). */
+    uint64_t lbb = lat_rep_buffer_bytes(w, lat_replicates());
+    if (plat_alloc(&lb, lbb, PLAT_PAGE_LARGEST, cpus[0].node, "c2c lines") != 0 ||
         plat_alloc(&eb, evb, PLAT_PAGE_LARGEST, -1, "c2c eviction buffer") != 0 ||
         lat_lines_build(&lines, lb.ptr, w, lines_seed, &scratch) != 0) {
         summary("unavailable", "no memory for the lines", n, total, sampled, w, 0, rounds, 0, 0);
@@ -111,11 +123,12 @@ void bench_c2c(void)
             if (!dead[i] && !dead[j]) {
                 /* each replicate a fresh permutation of the lines (lat_placed_run) */
                 struct lat_placed pm = {.lines = &lines, .n_steps = 1, .measurer = to, .rounds = rounds, .warm = warm,
-                                        .lines_buf = lb.ptr, .lines_bytes = w, .seed = lines_seed, .scratch = &scratch};
+                                        .lines_buf = lb.ptr, .lines_bytes = w, .seed = lines_seed, .scratch = &scratch,
+                                        .lines_buf_bytes = lbb};
                 pm.steps[0] = (struct lat_step){LAT_OP_WRITE, from};
                 struct lat_placed ph = {.lines = &lines, .evict = &ev, .n_steps = 3, .measurer = to, .rounds = rounds,
                                         .warm = warm, .lines_buf = lb.ptr, .lines_bytes = w, .seed = lines_seed,
-                                        .scratch = &scratch};
+                                        .scratch = &scratch, .lines_buf_bytes = lbb};
                 ph.steps[0] = (struct lat_step){LAT_OP_WRITE, from};
                 ph.steps[1] = (struct lat_step){LAT_OP_EVICT, from};
                 ph.steps[2] = (struct lat_step){LAT_OP_READ, from};

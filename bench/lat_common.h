@@ -57,13 +57,17 @@ uint64_t lat_budget_ticks(void);
 void lat_chase_opts(struct chase_opts *o);
 /* Replicates of a chase (docs/measurement.md "Replicates"): how many this call measures, of how many the
  * figure has (the time budget is shared by `of`), and where a fresh chain comes from: with buf, replicate k
- * >= 1 chases a new permutation of the same lines (p's seed mixed with k) built over buf with scratch s. */
+ * >= 1 chases a new permutation (p's seed mixed with k) built with scratch s at buf + lat_rep_offset(buf_bytes,
+ * p.bytes, align, k, of): other lines of buf where buf_bytes leaves room (the caller built replicate 0's chain
+ * at buf itself), else the same lines. */
 struct lat_reps {
     size_t n;  /* 0: the profile's (lat_replicates) */
     size_t of; /* 0: n */
     void *buf;
     struct chain_params p;
     struct lat_scratch *s;
+    uint64_t buf_bytes; /* the bytes of buf the replicates' regions spread over (0: p.bytes, one region) */
+    uint64_t align;     /* their alignment (0: LAT_REP_ALIGN) */
 };
 /* The seed of replicate k of a chain seeded with seed (k = 0: seed itself). */
 uint64_t lat_rep_seed(uint64_t seed, size_t k);
@@ -155,6 +159,12 @@ struct lat_placed {
     void *lines_buf;
     uint64_t lines_bytes, seed;
     struct lat_scratch *scratch;
+    /* Replicate k's lines at lines_buf + lat_rep_offset(lines_buf_bytes, lines_bytes, LAT_REP_ALIGN, k, R)
+     * (0: one region; replicate 0 is at lines_buf), and its eviction buffer at evict_base +
+     * lat_rep_offset(evict_buf_bytes, evict->bytes, ...) when evict_base is set: each replicate other memory. */
+    uint64_t lines_buf_bytes;
+    const uint8_t *evict_base;
+    uint64_t evict_buf_bytes;
     struct lat_evict *evict; /* for LAT_OP_EVICT steps */
     struct lat_step steps[LAT_MAX_STEPS];
     size_t n_steps;
@@ -163,7 +173,7 @@ struct lat_placed {
 };
 
 /* Measures through the engine (sample mode), in the profile's replicates (each a fresh permutation of the
- * lines when lines_buf is set): warm rounds thrown away, the empty timed region on the measurer
+ * lines when lines_buf is set, in its own region when lines_buf_bytes leaves room): warm rounds thrown away, the empty timed region on the measurer
  * as the overhead, then up to `rounds` rounds of: every step in order (each on its CPU, waited for), then
  * one timed pass on the measurer, until the profile's CI target or time budget. r gets TSC ticks per load; the ratio is the platform's (or the
  * counter hook's, when the measurer is the benchmark's own CPU). Returns 0, or -1 when a CPU failed (its

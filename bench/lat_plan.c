@@ -249,3 +249,21 @@ size_t lat_loaded_delays(bool quick, uint32_t *out, size_t max)
         out[i] = d[i];
     return n;
 }
+
+uint64_t lat_rep_offset(uint64_t buf_bytes, uint64_t bytes, uint64_t align, size_t k, size_t reps)
+{
+    if (reps <= 1 || bytes == 0 || bytes > buf_bytes || align == 0 || (align & (align - 1)) != 0)
+        return 0;
+    uint64_t room = buf_bytes - bytes;
+    uint64_t slots = room / align + 1; /* aligned offsets 0, align, ... <= room */
+    if (slots >= reps)
+        return (uint64_t)(k % reps) * ALIGN_DOWN(room / (reps - 1), align);
+    return (uint64_t)(k % slots) * align;
+}
+
+uint64_t lat_rep_buffer_bytes(uint64_t bytes, size_t reps)
+{
+    if (reps <= 1)
+        return bytes;
+    return (uint64_t)(reps - 1) * ALIGN_UP(bytes, LAT_REP_ALIGN) + bytes;
+}

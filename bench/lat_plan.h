@@ -139,4 +139,21 @@ extern const struct lat_row_ref lat_rows[LAT_ROW_COUNT];
 /* "~40 cycles", "~100-300 cycles": the reference as the guide writes it. */
 int lat_ref_text(const struct lat_row_ref *r, char *buf, size_t len);
 
+/* ---- replicate regions (docs/measurement.md "Replicates") ------------------------------------------ */
+/* Where replicate k of `reps` puts its `bytes` inside a buffer of `buf_bytes`, as an offset from the buffer's
+ * start: a multiple of `align` (a power of two: the buffer's page size), the R offsets spread evenly over the
+ * room the buffer leaves (buf_bytes - bytes), replicate 0 at 0 and replicate R - 1 at the last aligned offset
+ * that is evenly reachable; distinct while the room holds R aligned offsets, else they take the aligned offsets
+ * that fit in turn (k modulo their number). Always offset + bytes <= buf_bytes. 0 when reps <= 1, bytes is 0
+ * or above buf_bytes, or align is not a power of two. Each replicate then chases other memory: other pages,
+ * other cache sets where the host backs large guest pages with small ones, other L3 slices. */
+uint64_t lat_rep_offset(uint64_t buf_bytes, uint64_t bytes, uint64_t align, size_t k, size_t reps);
+/* The regions of a benchmark's own buffers (Table 2 rows, c2c lines) are LAT_REP_ALIGN apart or more: a large
+ * page of their own each. */
+#define LAT_REP_ALIGN MiB(2)
+/* Bytes to allocate so that `reps` regions of `bytes` each sit at lat_rep_offset(that, bytes, LAT_REP_ALIGN,
+ * k, reps) without overlapping: (reps - 1) x ALIGN_UP(bytes, LAT_REP_ALIGN) + bytes; bytes itself when reps
+ * <= 1 (one region, as before replicates). */
+uint64_t lat_rep_buffer_bytes(uint64_t bytes, size_t reps);
+
 #endif

@@ -96,6 +96,7 @@ static struct {
     bool whole;           /* measured in all its replicates in pass 0 (above lat_fresh_max_bytes) */
     size_t got;           /* replicates in rep[] */
     struct meas_result rep[MEAS_REPLICATES_FULL];
+    uint64_t off[MEAS_REPLICATES_FULL]; /* where each replicate's chain sat: bytes from the buffer's start */
 } pt[LAT_MAX_POINTS];
 
 /* The series' passes over the grid (one per replicate): s->bytes/ns/cycles/cv/ci/q and pt[] for every point
@@ -135,6 +136,12 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     cache_sizes_from_cpuid(plat_cpuinfo(), &cs);
     uint64_t fresh_max = lat_fresh_max_bytes(&cs);
     uint64_t page_top = lat_sweep_top(llc, 0); /* the page-by-page series goes no further than the LLC rule */
+    /* Each replicate's chain at its own page-aligned offset of the series' buffer (lat_rep_offset: spread over
+     * the room the point leaves, replicate 0 at the start): another replicate, other pages. Where the host
+     * backs the guest's large pages with 4 KiB ones that is another cache-set placement, which moved the
+     * 512 KiB point 4.75-5.24 ns between placements in one process on the 2-vCPU EPYC box (docs/measurement.md
+     * "Replicates"). */
+    uint64_t align = buf.page_bytes ? buf.page_bytes : s->page_req;
     for (size_t k = 0; k < reps; k++) {
         uint64_t last = 0;
         size_t end = k ? s->n : n_grid;
@@ -162,7 +169,8 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             if (k && pt[j].whole)
                 continue;
             size_t n = 0;
-            void *start = lat_chain(buf.ptr, &p, scratch, &n);
+            uint64_t off = whole ? 0 : lat_rep_offset(top, p.bytes, align, k, reps);
+            void *start = lat_chain((uint8_t *)buf.ptr + off, &p, scratch, &n);
             s->build_seconds += lat_tsc_to_ns((double)lat_chain_last.ticks) * 1e-9;
             s->build_cpus = MAX(s->build_cpus, lat_chain_last.cpus);
             /* Above the LLC the built chain is already in a random cache and TLB state: a fixed number of loads
@@ -185,8 +193,10 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             s->loads += r.loads;
             last = p.bytes;
             if (k) {
-                if (pt[j].got < MEAS_REPLICATES_FULL)
+                if (pt[j].got < MEAS_REPLICATES_FULL) {
+                    pt[j].off[pt[j].got] = off;
                     pt[j].rep[pt[j].got++] = lat_result_rep(&r);
+                }
                 continue;
             }
             pt[s->n].grid_i = i;
@@ -194,6 +204,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             pt[s->n].lines = n;
             pt[s->n].r = r;
             pt[s->n].rep[0] = lat_result_rep(&r);
+            pt[s->n].off[0] = off;
             pt[s->n].got = 1;
             s->bytes[s->n] = (uint64_t)n * 64;
             s->ns[s->n] = r.ns;
@@ -233,6 +244,11 @@ static void emit_points(const struct series *s)
         json_kv_str(j, "mode", s->mode_name);
         json_kv_uint(j, "lines", pt[i].lines);
         json_kv_uint(j, "line_bytes", 64);
+        json_key(j, "replicate_offsets"); /* one per replicate measured apart (a point measured whole: its one chain's) */
+        json_arr_begin(j);
+        for (size_t k = 0; k < pt[i].got; k++)
+            json_uint(j, pt[i].off[k]);
+        json_arr_end(j);
         char name[LEDGER_NAME_MAX];
         fmt_snprintf(name, sizeof(name), "latency_sweep/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
                      (unsigned long)s->bytes[i]);

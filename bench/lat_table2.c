@@ -33,6 +33,7 @@ struct env {
     struct lat_lines lines;
     uint64_t lines_span; /* bytes of lines_buf the chain spans (the buffer may be a whole large page) */
     uint64_t lines_seed; /* the chain's seed (replicate k >= 1 rebuilds it with lat_rep_seed(lines_seed, k)) */
+    uint64_t lines_buf_bytes, evict_buf_bytes; /* asked for: one region per replicate (lat_rep_buffer_bytes) */
     struct lat_evict ev1, ev2; /* push the lines out of L1 / out of L1 and L2 */
     bool lines_ok;
     char no_lines[160];
@@ -122,6 +123,17 @@ static void pebs_check(enum lat_row row, uint32_t cpu, const void *lines, uint64
     crosscheck_emit(&xc);
 }
 
+/* "key": the offsets of the profile's replicates' regions of `bytes` in a buffer of buf_bytes (lat_rep_offset). */
+static void offsets_json(struct json *j, const char *key, uint64_t buf_bytes, uint64_t bytes)
+{
+    size_t reps = lat_replicates();
+    json_key(j, key);
+    json_arr_begin(j);
+    for (size_t k = 0; k < reps; k++)
+        json_uint(j, lat_rep_offset(buf_bytes, bytes, LAT_REP_ALIGN, k, reps));
+    json_arr_end(j);
+}
+
 /* ---- steady-state rows: L1 and DRAM ----------------------------------------------------------------- */
 
 struct chase_replay {
@@ -140,8 +152,9 @@ static int replay_chase(void *arg)
 static void row_l1(struct env *e)
 {
     uint64_t w = lat_l1_bytes(&e->c);
+    uint64_t wb = lat_rep_buffer_bytes(w, lat_replicates()); /* each replicate's chain in a large page of its own */
     struct plat_buf b;
-    if (plat_alloc(&b, w, PLAT_PAGE_LARGEST, e->self.node, "latency L1 row") != 0) {
+    if (plat_alloc(&b, wb, PLAT_PAGE_LARGEST, e->self.node, "latency L1 row") != 0) {
         unavailable(LAT_ROW_L1, "chase_steady_state", "no memory for the chain");
         return;
     }
@@ -150,7 +163,8 @@ static void row_l1(struct env *e)
     void *start = lat_chain(b.ptr, &p, &e->scratch, &n);
     struct lat_result r;
     char bt[24];
-    struct lat_reps reps = {.buf = b.ptr, .p = p, .s = &e->scratch}; /* a fresh permutation per replicate */
+    /* a fresh permutation per replicate, each in its own region of b */
+    struct lat_reps reps = {.buf = b.ptr, .p = p, .s = &e->scratch, .buf_bytes = wb, .align = LAT_REP_ALIGN};
     if (!start || lat_chase(start, n, true, &reps, &r) != CHASE_OK) {
         unavailable(LAT_ROW_L1, "chase_steady_state", "the chase failed (chain or clock)");
         plat_free(&b);
@@ -166,6 +180,8 @@ static void row_l1(struct env *e)
     json_kv_uint(j, "bytes", w);
     json_kv_uint(j, "lines", n);
     json_kv_uint(j, "page_bytes", b.page_bytes);
+    json_kv_uint(j, "buffer_bytes", b.bytes);
+    offsets_json(j, "replicate_offsets", wb, w);
     plat_rec_end();
     struct chase_replay cr = {start, n, 0};
     pebs_check(LAT_ROW_L1, e->self.id, b.ptr, w, n, replay_chase, &cr);
@@ -264,7 +280,9 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
     }
     struct placed_replay pr = {.p = {.lines = &e->lines, .evict = ev, .n_steps = n_steps, .measurer = e->self.id,
                                      .lines_buf = e->lines_buf.ptr, .lines_bytes = e->lines_span,
-                                     .seed = e->lines_seed, .scratch = &e->scratch}};
+                                     .seed = e->lines_seed, .scratch = &e->scratch,
+                                     .lines_buf_bytes = e->lines_buf_bytes, .evict_base = e->evict_buf.ptr,
+                                     .evict_buf_bytes = e->evict_buf_bytes}};
     for (size_t i = 0; i < n_steps; i++)
         pr.p.steps[i] = steps[i];
     lat_placed_rounds(&pr.p.rounds, &pr.p.warm);
@@ -345,11 +363,15 @@ static void row_placed(struct env *e, enum lat_row row, const struct lat_step *s
     }
     json_kv_uint(j, "bytes", e->lines_span);
     json_kv_uint(j, "buffer_bytes", e->lines_buf.bytes);
+    offsets_json(j, "replicate_offsets", e->lines_buf_bytes, e->lines_span);
     json_kv_uint(j, "lines", e->lines.n);
     json_kv_uint(j, "page_bytes", e->lines_buf.page_bytes);
     json_kv_int(j, "node", e->lines_buf.node);
-    if (ev)
+    if (ev) {
         json_kv_uint(j, "evict_bytes", ev->bytes);
+        json_kv_uint(j, "evict_buffer_bytes", e->evict_buf.bytes);
+        offsets_json(j, "evict_replicate_offsets", e->evict_buf_bytes, ev->bytes);
+    }
     json_kv_uint(j, "rounds", pr.p.rounds);
     plat_rec_end();
     pr.pass = (struct lat_pass){.start = e->lines.start, .n = e->lines.n, .ser = plat_config()->serialize};
@@ -445,13 +467,18 @@ static void setup_lines(struct env *e)
 {
     uint64_t w = lat_placed_bytes(&e->c);
     uint64_t ev = lat_evict_bytes(&e->c, 2);
+    /* One region per replicate, a large page or more apart, for the lines and for the eviction buffer: each
+     * replicate places other lines and evicts with other memory (docs/measurement.md "Replicates"). */
+    size_t reps = lat_replicates();
+    e->lines_buf_bytes = lat_rep_buffer_bytes(w, reps);
+    e->evict_buf_bytes = lat_rep_buffer_bytes(ev, reps);
     e->lines_ok = false;
-    if (plat_alloc(&e->lines_buf, w, PLAT_PAGE_LARGEST, e->self.node, "latency placed lines") != 0 &&
-        plat_alloc(&e->lines_buf, w, PLAT_PAGE_LARGEST, -1, "latency placed lines") != 0) {
+    if (plat_alloc(&e->lines_buf, e->lines_buf_bytes, PLAT_PAGE_LARGEST, e->self.node, "latency placed lines") != 0 &&
+        plat_alloc(&e->lines_buf, e->lines_buf_bytes, PLAT_PAGE_LARGEST, -1, "latency placed lines") != 0) {
         fmt_snprintf(e->no_lines, sizeof(e->no_lines), "no memory for the placed lines");
         return;
     }
-    if (plat_alloc(&e->evict_buf, ev, PLAT_PAGE_LARGEST, -1, "latency eviction buffer") != 0) {
+    if (plat_alloc(&e->evict_buf, e->evict_buf_bytes, PLAT_PAGE_LARGEST, -1, "latency eviction buffer") != 0) {
         fmt_snprintf(e->no_lines, sizeof(e->no_lines), "no memory for the eviction buffer");
         return;
     }

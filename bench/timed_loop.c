@@ -105,7 +105,8 @@ static void pm_finish(pm_loop_fn fn, void *arg, const struct pm_opts *o, const s
     r->tsc = all.st;
     r->cv = r->tsc.spread;
     r->converged = all.converged;
-    if (rr) {
+    if (o->ticks_only) { /* no core cycles: ratio, cycles and cycles_method stay 0 / NULL */
+    } else if (rr) {
         struct meas_result c[MEAS_MAX_REPLICATES];
         double ratios[MEAS_MAX_REPLICATES];
         size_t k = 0;
@@ -133,11 +134,13 @@ static void pm_finish(pm_loop_fn fn, void *arg, const struct pm_opts *o, const s
     r->ns = hz ? r->tsc.median * 1e9 / (double)hz : 0;
 }
 
-/* Replicate k of a figure and, when per_rep, its ratio right after it. */
+/* Replicate k of a figure and, when per_rep, its ratio right after it. m is element k of the figure's array of
+ * replicates (m - k its first: the overhead an overhead_once spec reuses). */
 static int pm_one_replicate(const struct meas_spec *spec, size_t k, uint64_t start_iters, bool back_to_back,
                             bool per_rep, struct meas_result *m, struct pm_rep_ratio *rr)
 {
-    if (meas_replicate(spec, k, start_iters, back_to_back, pm_samples, PM_MAX_SAMPLES, m) != MEAS_OK)
+    if (meas_replicate(spec, k, start_iters, back_to_back, k ? m - k : NULL, pm_samples, PM_MAX_SAMPLES, m) !=
+        MEAS_OK)
         return -1;
     if (per_rep) {
         rr->u = 0;
@@ -157,7 +160,7 @@ int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_resu
     size_t n = o->replicates ? o->replicates : 1;
     if (n > MEAS_MAX_REPLICATES)
         return -1;
-    bool per_rep = ratio_per_replicate();
+    bool per_rep = !o->ticks_only && ratio_per_replicate();
     struct meas_result m[MEAS_MAX_REPLICATES];
     struct pm_rep_ratio rr[MEAS_MAX_REPLICATES];
     for (size_t k = 0; k < n; k++)
@@ -190,7 +193,8 @@ int pm_measure_interleaved(struct pm_job *jobs, size_t n)
             if (jb->rc || k >= (jb->o.replicates ? jb->o.replicates : 1))
                 continue;
             struct meas_spec spec = pm_spec(jb->fn, jb->arg, &jb->o);
-            if (pm_one_replicate(&spec, k, k ? pm_batch_m[j][k - 1].iters : 0, n == 1, per_rep, &pm_batch_m[j][k],
+            if (pm_one_replicate(&spec, k, k ? pm_batch_m[j][k - 1].iters : 0, n == 1, per_rep && !jb->o.ticks_only,
+                                 &pm_batch_m[j][k],
                                  &pm_batch_rr[j][k]) != 0)
                 jb->rc = -1;
         }

@@ -20,6 +20,8 @@ struct pm_opts {
     bool fixed;                      /* no warm-up and no calibration: every sample runs first_iters (minimal mode) */
     enum timing_serialize serialize;
     size_t replicates;               /* independent replicates (the engine's, docs/measurement.md; 0 -> 1) */
+    bool ticks_only;                 /* no core cycles: ratio, cycles and cycles_method stay 0 / NULL (saves the
+                                        counted sample of a figure that is not in cycles, e.g. bytes/s) */
     int (*setup)(void *arg, size_t rep); /* optional, before each replicate: a fresh chain, buffer offset */
 };
 

@@ -76,24 +76,43 @@ double meas_step_estimate(uint64_t *t, size_t n)
     return (double)gap;
 }
 
-void meas_allowance(double res, bool paired, const double *ov, size_t n_ov, double overhead, uint64_t iters,
-                    double work, double *lo, double *hi)
+/* The overhead's sign-test interval over its sorted regions (below 6: the whole range). */
+static void overhead_interval(const double *ov, size_t n_ov, double *o_lo, double *o_hi)
+{
+    size_t l, u;
+    bool exact;
+    stats_median_ci_ranks(n_ov, &l, &u, &exact);
+    *o_lo = ov[l];
+    *o_hi = ov[u];
+}
+
+static void allowance_of(double res, bool paired, bool have_ov, double overhead, double o_lo, double o_hi,
+                         uint64_t iters, double work, double *lo, double *hi)
 {
     double d = (res > 0 ? res : 1) * (paired ? 2 : 1);
     double a_lo = d, a_hi = d;
-    if (ov && n_ov) {
-        size_t l, u;
-        bool exact;
-        stats_median_ci_ranks(n_ov, &l, &u, &exact); /* below 6: the whole range */
-        a_lo += (ov[u] > overhead ? ov[u] - overhead : 0) + d;
-        a_hi += (overhead > ov[l] ? overhead - ov[l] : 0) + d;
+    if (have_ov) {
+        a_lo += (o_hi > overhead ? o_hi - overhead : 0) + d;
+        a_hi += (overhead > o_lo ? overhead - o_lo : 0) + d;
     }
     double per = (double)(iters ? iters : 1) * (work > 0 ? work : 1);
     *lo = a_lo / per;
     *hi = a_hi / per;
 }
 
-static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r, bool warm)
+void meas_allowance(double res, bool paired, const double *ov, size_t n_ov, double overhead, uint64_t iters,
+                    double work, double *lo, double *hi)
+{
+    double o_lo = overhead, o_hi = overhead;
+    if (ov && n_ov)
+        overhead_interval(ov, n_ov, &o_lo, &o_hi);
+    allowance_of(res, paired, ov && n_ov, overhead, o_lo, o_hi, iters, work, lo, hi);
+}
+
+/* first: the replicate whose overhead (and its interval) is subtracted instead of measuring it (NULL: measured
+ * here). */
+static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r, bool warm,
+                   const struct meas_result *first)
 {
     double ov[MEAS_MAX_OVERHEAD_REPS];
     double dt;
@@ -125,8 +144,9 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
             goto fail;
 
     /* 2. Overhead: the same region with no work; the median ignores an interrupted repetition. */
-    double overhead = 0;
-    if (s->overhead_reps) {
+    double overhead = first ? first->overhead : 0;
+    double o_lo = first ? first->overhead_lo : 0, o_hi = first ? first->overhead_hi : 0;
+    if (s->overhead_reps && !first) {
         for (size_t i = 0; i < s->overhead_reps; i++) {
             if ((rc = region(&rn, 0, &dt, &raw)) != MEAS_OK)
                 goto fail;
@@ -134,6 +154,7 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
         }
         stats_sort(ov, s->overhead_reps);
         overhead = stats_quantile_sorted(ov, s->overhead_reps, 0.5);
+        overhead_interval(ov, s->overhead_reps, &o_lo, &o_hi);
     }
 
     /* 3. Calibration: double the region until it lasts min_sample_ticks beyond the overhead, so that the
@@ -159,7 +180,8 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
     bool converged = false, budget_hit = false;
     double allow_lo, allow_hi;
     double res = s->resolution > 0 ? s->resolution : s->clock ? 1 : clock_step; /* a given clock: its ticks */
-    meas_allowance(res, s->base != NULL, ov, s->overhead_reps, overhead, iters, work, &allow_lo, &allow_hi);
+    allowance_of(res, s->base != NULL, s->overhead_reps > 0, overhead, o_lo, o_hi, iters, work, &allow_lo,
+                 &allow_hi);
     while (n < max_n) {
         if ((rc = region(&rn, iters, &dt, &raw)) != MEAS_OK)
             goto fail;
@@ -180,6 +202,8 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
     stats_compute(buf, n, &r->st);
     stats_widen(&r->st, allow_lo, allow_hi);
     r->overhead = overhead;
+    r->overhead_lo = o_lo;
+    r->overhead_hi = o_hi;
     r->iters = iters;
     r->iters_total = rn.iters_total;
     r->elapsed = rn.t_end - t_begin;
@@ -227,8 +251,8 @@ static bool spec_ok(const struct meas_spec *s, const double *buf, size_t cap, co
            s->overhead_reps <= MEAS_MAX_OVERHEAD_REPS && s->replicates <= MEAS_MAX_REPLICATES;
 }
 
-int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bool back_to_back, double *buf,
-                   size_t cap, struct meas_result *r)
+int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bool back_to_back,
+                   const struct meas_result *first, double *buf, size_t cap, struct meas_result *r)
 {
     if (r)
         *r = (struct meas_result){0};
@@ -240,7 +264,7 @@ int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bo
     if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM)
         return MEAS_ESETUP;
     if (n == 1) /* one replicate: the protocol as it is */
-        return run_one(s, buf, cap, r, false);
+        return run_one(s, buf, cap, r, false, NULL);
     /* Each replicate the whole protocol on freshly prepared state, with its share of the time budget, so that
      * the figure's interval holds what the setup (buffer, permutation, pages) and the moment change. */
     struct meas_spec one = *s;
@@ -250,7 +274,8 @@ int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bo
     one.min_samples = MAX((s->min_samples + n - 1) / n, (size_t)MEAS_MIN_REPLICATE_SAMPLES);
     /* calibration starts where an earlier replicate's ended: one region confirms it, not a doubling */
     one.iters = start_iters > s->iters ? start_iters : s->iters;
-    return run_one(&one, buf, cap, r, st == MEAS_SETUP_WARM && k > 0 && back_to_back);
+    return run_one(&one, buf, cap, r, st == MEAS_SETUP_WARM && k > 0 && back_to_back,
+                   k && s->overhead_once ? first : NULL);
 }
 
 int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
@@ -261,11 +286,12 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
         return MEAS_EINVAL;
     size_t n = s->replicates ? s->replicates : 1;
     if (n == 1)
-        return meas_replicate(s, 0, 0, true, buf, cap, r);
+        return meas_replicate(s, 0, 0, true, NULL, buf, cap, r);
     struct meas_result reps[MEAS_MAX_REPLICATES];
     int rc;
     for (size_t k = 0; k < n; k++)
-        if ((rc = meas_replicate(s, k, k ? reps[k - 1].iters : 0, true, buf, cap, &reps[k])) != MEAS_OK) {
+        if ((rc = meas_replicate(s, k, k ? reps[k - 1].iters : 0, true, k ? &reps[0] : NULL, buf, cap,
+                                 &reps[k])) != MEAS_OK) {
             *r = (struct meas_result){0};
             return rc;
         }

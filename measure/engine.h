@@ -74,6 +74,10 @@ struct meas_spec {
     double resolution;         /* the clock's step in ticks: a difference of two reads is within +-resolution of
                                   the time between them (0: a given clock 1 tick; the TSC, and a caller's tick
                                   count in sample mode, meas_clock_step()) */
+    bool overhead_once;        /* replicates: the overhead is measured in the first replicate alone and
+                                  subtracted in every one (the empty region is the timed path's, not the
+                                  replicate's state: a placed row's is a hand-over to another CPU); its interval
+                                  (overhead_lo/hi) enters every replicate's reading allowance */
 };
 
 #define MEAS_MAX_REPLICATES STATS_MAX_REPLICATES
@@ -98,6 +102,7 @@ static inline size_t meas_replicates(bool quick) { return quick ? MEAS_REPLICATE
 struct meas_result {
     struct stats st;          /* ticks per unit of work over the samples (replicates > 1: stats_replicates) */
     double overhead;          /* ticks of the empty region, subtracted */
+    double overhead_lo, overhead_hi; /* its sign-test interval over the empty regions (the range below 6) */
     uint64_t iters;           /* iterations per sample */
     uint64_t iters_total;     /* every iteration run: warm-up, calibration, samples */
     uint64_t elapsed;         /* ticks from the first to the last clock read */
@@ -149,10 +154,11 @@ int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_res
  * budget and of min_samples (replicates > 1; one replicate: s as it is), calibration starting from start_iters
  * (an earlier replicate's iterations; 0: s->iters). back_to_back: replicate k-1 of the same figure ran just
  * before, so a MEAS_SETUP_WARM state (and no setup) skips the warm-up; false for replicates interleaved in time
- * with other figures' (their state is cold again). meas_run is this for k = 0..R-1 back to back, then
- * meas_combine. */
-int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bool back_to_back, double *buf,
-                   size_t cap, struct meas_result *r);
+ * with other figures' (their state is cold again). first: replicate 0's result, whose overhead (and its
+ * interval) replicate k > 0 subtracts with overhead_once (NULL: measured here). meas_run is this for
+ * k = 0..R-1 back to back, then meas_combine. */
+int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bool back_to_back,
+                   const struct meas_result *first, double *buf, size_t cap, struct meas_result *r);
 
 /* Combines replicates measured apart (e.g. the sweep's passes over its grid, each point once per pass):
  * r->st by stats_replicates; converged when a 95 % interval across the replicates exists (6 or more) and is

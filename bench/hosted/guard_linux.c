@@ -388,9 +388,12 @@ int plat_guard_run(const struct guard *g, void (*fn)(void *ctx), void *ctx, size
                    (unsigned long long)SH->rip, what, name);
         child_crash_record(g, "signal", signame(SH->sig), SH->sig, true, msg);
     } else if (WIFSIGNALED(status)) {
-        fmt_snprintf(msg, sizeof(msg), "%s '%s': its process was killed by %s before it could report where (the "
-                                       "code overwrote the runner's handler or its stack)",
-                     what, name, signame(WTERMSIG(status)));
+        /* The code can send no signal (no system call); SIGKILL comes from outside (the OOM killer, an operator),
+         * any other fatal signal is the kernel's default action when the child's handler could not run. */
+        fmt_snprintf(msg, sizeof(msg), "%s '%s': its process was killed by %s before it could report where (%s)",
+                     what, name, signame(WTERMSIG(status)),
+                     WTERMSIG(status) == SIGKILL ? "from outside the run: the OOM killer or an operator"
+                                                 : "the code overwrote the runner's handler or its stack");
         printf("\n!!! %s\n", msg);
         child_crash_record(g, "signal", signame(WTERMSIG(status)), WTERMSIG(status), false, msg);
     } else {

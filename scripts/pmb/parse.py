@@ -240,9 +240,17 @@ def parse_log(text):
     return Run(seg.records, seg.lines + [seg.end_line], seg.end, seg.first_line, warnings, len(earlier))
 
 
+# A run's serial log is a few MiB at most (a 16-CPU full run: about 1 MiB); more than this is not one, and
+# reading on would never end for an endless device (/dev/zero) or fill the memory.
+LOG_MAX_BYTES = 256 << 20
+
+
 def read_log(path):
     with open(path, "rb") as f:
-        return parse_log(f.read())
+        data = f.read(LOG_MAX_BYTES + 1)
+    if len(data) > LOG_MAX_BYTES:
+        raise LogError("%s: more than %d MiB, not the serial log of a run" % (path, LOG_MAX_BYTES >> 20))
+    return parse_log(data)
 
 
 def load_run(path):

@@ -304,9 +304,9 @@ def check_int(opt, value, lo, hi):
 def normalize_events(value, opt="events"):
     """A comma-separated list of event specifiers as the C side accepts it ("A,B"): no blanks inside a
     specifier, no quotes, at most 8, each at most 95 characters."""
-    items = [e.strip() for e in str(value).split(",")]
-    if not any(items):
+    if not str(value).strip():
         return None
+    items = [e.strip() for e in str(value).split(",")]
     for e in items:
         if not e:
             raise SnippetError("%s: empty event name in '%s'" % (opt, _show(value, 40)))

@@ -265,6 +265,10 @@ def test_full_profile_four_points_per_octave_and_page_mode():
     assert b.run.run["minimal_samples"] is True
     l3 = ds["L3_unshared"]
     assert l3["rounds"] == 11 and l3["n"] == 11 and "replicates" not in l3
+    # one replicate: every chain and line set where it always was, at the start of its buffer
+    assert all(p["replicate_offsets"] == [0] for p in b.run.by_type("latency_sweep"))
+    assert l3["replicate_offsets"] == [0] and l3["evict_replicate_offsets"] == [0]
+    assert b.one("c2c_summary")["replicate_offsets"] == [0]
     assert b.one("c2c_summary")["rounds"] == 11 and len(b.run.by_type("c2c")) == 2
 
 
@@ -345,6 +349,42 @@ def test_hosted_runner_sweep_top_and_sparse_octaves_past_the_llc(host_bench):
     assert all(s["build_cpus"] == run.run["cpus"] for s in big)  # one node here: every CPU builds
     bad = run_host(host_bench, "bench=latency", "sweep_top=1K", timeout=60)
     assert bad.returncode == 2 and "'sweep_top': too small" in bad.stderr
+
+
+def test_hosted_runner_replicates_on_other_memory(host_bench):
+    # Full profile, 9 replicates: each sweep point's replicate k at its own offset of the series buffer (aligned
+    # to the series' page, inside the buffer, replicate 0 at the start), the L1 and placed rows' lines and the
+    # eviction buffer in a 2 MiB-aligned region of their own per replicate, c2c a fresh line set per replicate
+    # (docs/measurement.md "Replicates").
+    p = run_host(host_bench, "bench=latency,c2c", "profile=full", "time_budget_ms=1", "max_bytes=8M")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    run = parse.parse_log(p.stdout)
+    top = {(s["mode"], s["page_bytes"]): s["top_bytes"] for s in run.by_type("latency_series") if s["status"] == "ok"}
+    distinct = 0
+    for pt in run.by_type("latency_sweep"):
+        offs, page = pt["replicate_offsets"], pt["page_bytes"]
+        assert offs[0] == 0 and len(offs) in (1, 9), pt
+        assert all(o % page == 0 and o + pt["bytes"] <= top[(pt["mode"], page)] for o in offs), pt
+        if len(offs) == 9 and page == 4096 and pt["bytes"] + 8 * 4096 <= top[(pt["mode"], page)]:
+            assert len(set(offs)) == 9, pt
+            distinct += 1
+    assert distinct > 20
+    two_mib = 2 << 20
+    ds = {r["source"]: r for r in run.by_type("data_source")}
+    for s in ("L1", "L2", "L3_unshared"):
+        r = ds[s]
+        assert r["status"] == "ok", r
+        span = r["bytes"]
+        assert r["replicate_offsets"] == [k * two_mib for k in range(9)], r
+        assert r["replicate_offsets"][-1] + span <= r["buffer_bytes"]
+        if s != "L1":
+            ev = r["evict_replicate_offsets"]
+            assert len(set(ev)) == 9 and all(o % two_mib == 0 for o in ev)
+            assert all(b - a >= r["evict_bytes"] for a, b in zip(ev, ev[1:]))  # disjoint windows
+            assert ev[-1] + r["evict_bytes"] <= r["evict_buffer_bytes"]
+    summ = run.by_type("c2c_summary")[0]
+    assert summ["replicate_offsets"] == [k * two_mib for k in range(9)]
+    assert summ["replicate_offsets"][-1] + summ["bytes"] <= summ["buffer_bytes"]
 
 
 def test_hosted_runner_rejects_bad_config(host_bench):

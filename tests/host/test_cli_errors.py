@@ -475,3 +475,23 @@ def test_output_paths_without_write_permission(shared_dir):
     os.chmod(ro, 0o666)
     r = pmubench_as_user(["report", "a.log", "--html", "ro.html"], d)
     assert r.returncode == 0 and r.stderr == "" and os.path.getsize(ro) > 1000
+
+
+# ---- inputs that used to be accepted silently or never ended -------------------------------------------------
+
+def test_an_endless_device_as_a_log_is_refused_not_read_forever(work, capsys):
+    """report /dev/zero: read up to the serial-log bound, then one line and exit 2 (it used to read forever)."""
+    rc, out, err = main(["report", "/dev/zero"], capsys)
+    assert rc == 2
+    assert "/dev/zero" in one_line(err) and "not the serial log of a run" in err
+
+
+def test_snippet_events_of_only_commas_are_refused(work, capsys):
+    """--events ',,' names three empty events: refused, not read as 'no events'; '' still means none."""
+    from pmb import snippet
+    rc, out, err = main(["snippet", "nop", "--events", ",,"], capsys)
+    assert rc == 2
+    assert "--events" in one_line(err) and "empty event name" in err
+    assert snippet.normalize_events("  ") is None
+    with pytest.raises(snippet.SnippetError):
+        snippet.normalize_events(" , ")

@@ -412,6 +412,56 @@ static void test_bench_shared_llc(void **state)
     assert_int_equal(FAKE.live_allocs, 0);
 }
 
+/* Full profile: 9 replicates per figure. Sweep points whose whole pass is cheap take one replicate per pass
+ * of the sweep (interleaved); a point whose 8 extra warm-up passes would cost more than a quarter of its
+ * budget (here 1 ms: any pass over 64 MiB) takes its replicates back to back. A sample above 256 KiB per
+ * array streams whole 256 KiB chunks, not whole passes; a multi-threaded sample is a window, whatever the
+ * working set. */
+static void test_bench_full_interleaved_and_chunked(void **state)
+{
+    (void)state;
+    setup_machine(2, 1);
+    FAKE.cfg.quick = false;
+    bench_bandwidth();
+    size_t n, inter = 0, whole = 0, chunked = 0;
+    check_bandwidth_records(&n);
+    for (size_t i = 0; i < FAKE.nrec; i++) {
+        const char *r = FAKE.rec[i];
+        if (strncmp(r, "{\"type\":\"bandwidth\",", 20))
+            continue;
+        assert_true(num(r, "replicates") == 9);
+        assert_true(num(r, "n") >= 9 * 3); /* every replicate took its 3 samples at least */
+        double bytes = num(r, "bytes"), per_array = num(r, "bytes_per_array"), sb = num(r, "sample_bytes");
+        double passes = num(r, "passes");
+        assert_true(sb > 0 && passes > 0);
+        if (!strstr(r, "\"series\":\"sweep\"")) {
+            assert_null(strstr(r, "\"replicates_interleaved\""));
+            continue;
+        }
+        assert_true(fabs(passes - sb / bytes) <= 1e-9 * passes);
+        if (per_array > KiB(256)) { /* whole chunks: 256 KiB of every array */
+            double unit = bytes / per_array * KiB(256);
+            assert_true(fmod(sb, unit) == 0);
+            chunked++;
+        } else {
+            assert_true(fmod(sb, bytes) == 0); /* whole passes */
+        }
+        if (strstr(r, "\"replicates_interleaved\":true")) {
+            inter++;
+        } else {
+            assert_non_null(strstr(r, "\"replicates_interleaved\":false"));
+            whole++;
+        }
+        if (bytes >= MiB(64)) /* 8 passes of 64 MiB cost more than 0.25 ms on any machine */
+            assert_non_null(strstr(r, "\"replicates_interleaved\":false"));
+        if (bytes <= KiB(8)) /* 8 passes of 8 KiB cost a few microseconds */
+            assert_non_null(strstr(r, "\"replicates_interleaved\":true"));
+    }
+    assert_true(inter > 0 && whole > 0 && chunked > 0);
+    assert_non_null(fake_find("bandwidth", "\"series\":\"scaling_package\",\"kernel\":\"triad\"", 1));
+    assert_int_equal(FAKE.live_allocs, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -423,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_bench_respects_memory_limit),
         cmocka_unit_test(test_bench_no_memory_level_below_4x_llc),
         cmocka_unit_test(test_bench_shared_llc),
+        cmocka_unit_test(test_bench_full_interleaved_and_chunked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -304,6 +304,39 @@ static void test_replicates(void **state)
     assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_EINVAL);
 }
 
+/* A remote whose empty region costs 10 + k ticks in replicate k and whose pass costs 1000 + 10 + k: each
+ * replicate's own overhead makes every sample 1000; replicate 0's overhead subtracted everywhere makes
+ * replicate k's 1000 + k. */
+static int ov_sample(void *ctx, uint64_t iters, uint64_t *ticks)
+{
+    struct reps *r = ctx;
+    r->calls++;
+    r->t += 1000;
+    *ticks = 10 + r->cur + (iters ? 1000 : 0);
+    return 0;
+}
+
+static void test_replicates_overhead_once(void **state)
+{
+    (void)state;
+    struct reps r = {0};
+    struct meas_spec s = reps_spec(&r, 3);
+    s.sample = ov_sample;
+    double buf[64];
+    struct meas_result m;
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_OK);
+    size_t calls_each = r.calls;
+    assert_true(m.st.min == 1000 && m.st.max == 1000);
+    r = (struct reps){0};
+    s.overhead_once = true;
+    assert_int_equal(meas_run(&s, buf, 64, &m), MEAS_OK);
+    assert_int_equal(r.calls, calls_each - 2 * 3); /* replicates 1 and 2 skip their 3 empty regions */
+    assert_true(m.st.min == 1000 && m.st.max == 1002); /* replicate 0's overhead (10) subtracted in all */
+    assert_true(m.overhead == 10);
+    /* the reused overhead's interval (all 10) still enters every replicate's reading allowance: 1 + 0 + 1 */
+    assert_true(m.st.allow_lo == 2 && m.st.allow_hi == 2);
+}
+
 static void test_replicates_budget(void **state)
 {
     (void)state;
@@ -566,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_body_errors),
         cmocka_unit_test(test_sample_mode),
         cmocka_unit_test(test_replicates),
+        cmocka_unit_test(test_replicates_overhead_once),
         cmocka_unit_test(test_replicates_budget),
         cmocka_unit_test(test_combine),
         cmocka_unit_test(test_ci_ranks),

@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/hosted/platform_linux.h"
@@ -169,6 +173,88 @@ static void test_crash_test_kinds(void **state)
     assert_non_null(strstr(out, "\"crash_test\":{\"name\":\"gp\",\"part\":\"code\",\"offset\":0}"));
 }
 
+/* ---- the guard's own last resorts, driven from outside: a second thread of the parent finds the child (the
+ * process whose parent is this one) and signals it, as an operator or the OOM killer would ------------------- */
+
+static pid_t find_child(void)
+{
+    char path[64], buf[512];
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        char *p = strrchr(buf, ')'); /* "pid (comm) state ppid ...": comm may hold spaces */
+        int ppid = 0;
+        char st;
+        if (p && sscanf(p + 1, " %c %d", &st, &ppid) == 2 && ppid == (int)getpid())
+            found = pid;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static int signal_to_send;
+static void *signal_the_child(void *arg)
+{
+    (void)arg;
+    struct timespec ms10 = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 300; i++) { /* up to 3 s for the fork */
+        pid_t c = find_child();
+        if (c) {
+            nanosleep(&ms10, NULL); /* let it reach the code */
+            kill(c, signal_to_send);
+            return NULL;
+        }
+        nanosleep(&ms10, NULL);
+    }
+    return NULL;
+}
+
+static int run_signalled(int sig, uint32_t timeout_ms)
+{
+    static const uint8_t spin[] = {0x90, 0xeb, 0xfd}; /* 1: nop; jmp 1b */
+    struct job j;
+    pthread_t t;
+    signal_to_send = sig;
+    assert_int_equal(pthread_create(&t, NULL, signal_the_child, NULL), 0);
+    int rc = run(spin, sizeof(spin), timeout_ms, &j);
+    pthread_join(t, NULL);
+    assert_int_equal(j.result, 0);
+    return rc;
+}
+
+/* Killed from outside before its handler could say where: a crash record naming the signal, no RIP. */
+static void test_child_killed_before_reporting(void **state)
+{
+    (void)state;
+    assert_int_equal(run_signalled(SIGKILL, 10000), PLAT_GUARD_FAILED);
+    assert_non_null(strstr(out, "{\"type\":\"crash\",\"kind\":\"signal\",\"name\":\"SIGKILL\",\"signal\":9,"));
+    assert_non_null(strstr(out, "its process was killed by SIGKILL before it could report where (from outside the run"));
+    assert_null(strstr(out, "snippet_timeout"));
+    assert_string_equal(host_guard_status(), "crashed");
+}
+
+/* A child that cannot answer the timeout signal (stopped: the signal stays pending) is killed KILL_GRACE_MS later;
+ * the error record says so and has no RIP, since no handler ran. */
+static void test_child_that_does_not_answer_the_timeout_is_killed(void **state)
+{
+    (void)state;
+    assert_int_equal(run_signalled(SIGSTOP, 100), PLAT_GUARD_FAILED);
+    assert_non_null(strstr(out, "{\"type\":\"error\",\"what\":\"snippet_timeout\",\"timeout_ms\":100,"));
+    assert_null(strstr(out, "\"rip\":"));
+    assert_non_null(strstr(out, "the hosted runner's watchdog killed its process; the run goes on"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +264,8 @@ int main(void)
         cmocka_unit_test_setup(test_timeout_reports_where, setup),
         cmocka_unit_test_setup(test_exit_without_result, setup),
         cmocka_unit_test_setup(test_crash_test_kinds, setup),
+        cmocka_unit_test_setup(test_child_killed_before_reporting, setup),
+        cmocka_unit_test_setup(test_child_that_does_not_answer_the_timeout_is_killed, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

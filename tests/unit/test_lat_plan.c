@@ -446,9 +446,74 @@ static void evict_chunk_is_a_quarter_of_the_level(void **state)
     assert_true(lat_evict_bytes(&zen, 2) % lat_evict_chunk(&zen, 2) == 0 || lat_evict_bytes(&zen, 2) > lat_evict_chunk(&zen, 2));
 }
 
+/* Replicate regions: replicate 0 at the start, every offset aligned and inside the buffer, R distinct offsets
+ * spread over the room when it holds R aligned offsets (the sweep: 9 regions of a 512 KiB point 14 MiB apart in
+ * its 128 MiB buffer), the fitting offsets in turn when it does not, and one region for one replicate or bad
+ * input. */
+static void rep_offsets_spread_inside_the_buffer(void **state)
+{
+    (void)state;
+    const struct {
+        uint64_t buf, bytes, align;
+    } cases[] = {
+        {MiB(128), KiB(512), MiB(2)}, {MiB(128), KiB(512), KiB(4)}, {MiB(128), MiB(64), MiB(2)},
+        {MiB(8), KiB(512), MiB(2)},   {MiB(8), MiB(8), MiB(2)},     {KiB(64), KiB(1), KiB(4)},
+        {MiB(128), MiB(100), GiB(1)}, {MiB(1) + 4096, KiB(1), KiB(4)},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint64_t slots = (cases[i].buf - cases[i].bytes) / cases[i].align + 1, off[9];
+        for (size_t k = 0; k < 9; k++) {
+            off[k] = lat_rep_offset(cases[i].buf, cases[i].bytes, cases[i].align, k, 9);
+            assert_int_equal(off[k] % cases[i].align, 0);
+            assert_true(off[k] + cases[i].bytes <= cases[i].buf);
+            for (size_t m = 0; m < k; m++)
+                if (slots >= 9 || k - m < slots) /* distinct, or in turn over the fitting ones */
+                    assert_true(off[k] != off[m]);
+        }
+        assert_int_equal(off[0], 0);
+        if (slots >= 9) /* spread evenly: the last replicate within R - 1 alignments of the end of the room */
+            assert_true(cases[i].buf - cases[i].bytes - off[8] < 8 * (cases[i].align + 1));
+        else
+            for (size_t k = 0; k < 9; k++)
+                assert_int_equal(off[k], (k % slots) * cases[i].align);
+    }
+    assert_int_equal(lat_rep_offset(MiB(128), KiB(512), MiB(2), 1, 9), MiB(14));
+    assert_int_equal(lat_rep_offset(MiB(8), MiB(8), MiB(2), 5, 9), 0);  /* no room */
+    assert_int_equal(lat_rep_offset(MiB(8), KiB(4), MiB(2), 3, 1), 0);  /* one replicate */
+    assert_int_equal(lat_rep_offset(MiB(8), MiB(9), MiB(2), 3, 9), 0);  /* larger than the buffer */
+    assert_int_equal(lat_rep_offset(MiB(8), 0, MiB(2), 3, 9), 0);
+    assert_int_equal(lat_rep_offset(MiB(8), KiB(4), 3 * KiB(4), 3, 9), 0); /* not a power of two */
+    assert_int_equal(lat_rep_offset(MiB(8), KiB(4), 0, 3, 9), 0);
+}
+
+/* A buffer of lat_rep_buffer_bytes holds R disjoint regions, each LAT_REP_ALIGN-aligned (a large page of its
+ * own for a region up to 2 MiB); one replicate: the bytes themselves. */
+static void rep_buffer_holds_disjoint_regions(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {KiB(16), KiB(64), KiB(256), MiB(2), MiB(2) + KiB(64), MiB(5)};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        for (size_t reps = 1; reps <= 9; reps++) {
+            uint64_t bb = lat_rep_buffer_bytes(sizes[i], reps);
+            if (reps == 1)
+                assert_int_equal(bb, sizes[i]);
+            for (size_t k = 0; k < reps; k++) {
+                uint64_t o = lat_rep_offset(bb, sizes[i], LAT_REP_ALIGN, k, reps);
+                assert_int_equal(o % LAT_REP_ALIGN, 0);
+                assert_true(o + sizes[i] <= bb);
+                if (k)
+                    assert_true(o >= lat_rep_offset(bb, sizes[i], LAT_REP_ALIGN, k - 1, reps) + sizes[i]);
+            }
+        }
+    }
+    assert_int_equal(lat_rep_buffer_bytes(KiB(256), 9), 8 * MiB(2) + KiB(256));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rep_offsets_spread_inside_the_buffer),
+        cmocka_unit_test(rep_buffer_holds_disjoint_regions),
         cmocka_unit_test(other_core_lines_fit_private_cache),
         cmocka_unit_test(evict_chunk_is_a_quarter_of_the_level),
         cmocka_unit_test(grid_one_per_octave_is_powers_of_two),

@@ -404,6 +404,75 @@ static void test_plateau_figures_and_dram_lookup(void **state)
     assert_non_null(strstr(why, "4 KiB pages"));
 }
 
+/* The full profile's replicates (9, measured in 9 passes over the grid): each point's replicate k sits at
+ * lat_rep_offset(top, bytes, page, k, 9) of its series' buffer, aligned to the series' page, inside the buffer,
+ * replicate 0 at the start; a series whose page leaves no aligned room (2 MiB pages over a 128 KiB top) keeps
+ * every replicate at the start, and the 4 KiB series' small points get 9 distinct offsets. */
+static void test_replicates_at_their_own_offsets(void **state)
+{
+    (void)state;
+    fake_reset();
+    ledger_reset();
+    crosscheck_reset();
+    FAKE.cfg.quick = false;
+    FAKE.cfg.time_budget_ms = 1;
+    FAKE.cfg.max_bytes = KiB(128);
+    FAKE.fail_page = GiB(1);
+    memset(&FAKE.cpu, 0, sizeof(FAKE.cpu));
+    FAKE.cpu.caches[0] = (struct cpu_cache){.level = 1, .type = CPU_CACHE_DATA, .bytes = KiB(32)};
+    FAKE.cpu.n_caches = 1;
+    lat_sweep_run();
+    FAKE.cfg.max_bytes = 0;
+    FAKE.fail_page = 0;
+    FAKE.cfg.quick = true;
+    struct cache_sizes cs; /* of the fake CPU still */
+    cache_sizes_from_cpuid(plat_cpuinfo(), &cs);
+    uint64_t fresh_max = lat_fresh_max_bytes(&cs);
+    size_t points = 0, distinct9 = 0;
+    for (size_t i = 0;; i++) {
+        const char *r = fake_find("latency_sweep", "\"replicate_offsets\":[", i);
+        if (!r)
+            break;
+        uint64_t bytes = rec_uint(r, "\"bytes\":"), page = rec_uint(r, "\"page_bytes\":");
+        char needle[64];
+        snprintf(needle, sizeof(needle), "\"page_bytes\":%llu", (unsigned long long)page);
+        uint64_t top = rec_uint(fake_find("latency_series", needle, 0), "\"top_bytes\":");
+        const char *p = strstr(r, "\"replicate_offsets\":[") + strlen("\"replicate_offsets\":[");
+        uint64_t off[9];
+        size_t n = 0;
+        while (*p != ']') {
+            assert_true(n < 9);
+            char *end;
+            off[n++] = strtoull(p, &end, 10);
+            p = *end == ',' ? end + 1 : end;
+        }
+        if (bytes > fresh_max) { /* measured whole, on its one chain at the start */
+            assert_int_equal(n, 1);
+            assert_int_equal(off[0], 0);
+            continue;
+        }
+        assert_int_equal(n, 9); /* measured apart in the 9 passes */
+        bool distinct = true;
+        for (size_t k = 0; k < n; k++) {
+            assert_int_equal(off[k], lat_rep_offset(top, bytes, page, k, 9));
+            assert_int_equal(off[k] % page, 0);
+            assert_true(off[k] + bytes <= top);
+            for (size_t m = 0; m < k; m++)
+                distinct = distinct && off[k] != off[m];
+        }
+        assert_int_equal(off[0], 0);
+        if (page == MiB(2))
+            for (size_t k = 0; k < n; k++)
+                assert_int_equal(off[k], 0);
+        if (page == 4096 && bytes <= top - 8 * 4096)
+            assert_true(distinct);
+        distinct9 += distinct;
+        points++;
+    }
+    assert_true(points > 20);
+    assert_true(distinct9 > 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_sub_cycle_load_is_suspect),
         cmocka_unit_test(test_drifting_series_is_measured_again),
         cmocka_unit_test(test_plateau_figures_and_dram_lookup),
+        cmocka_unit_test(test_replicates_at_their_own_offsets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,6 +76,11 @@ static void test_measure_protocol(void **state)
     assert_int_equal(f.iters_total, 3 * 3);
     assert_int_equal(f.calls, PM_OVERHEAD_REPS + 3);
     o.fixed = false;
+    /* ticks_only (a bytes/s figure): no core/TSC ratio, no cycles */
+    o.ticks_only = true;
+    assert_int_equal(pm_measure(spin_loop, &s, &o, &r), 0);
+    assert_true(r.tsc.median > 0 && r.ratio == 0 && r.cycles == 0 && r.cycles_method == NULL);
+    o.ticks_only = false;
     assert_int_equal(pm_measure(NULL, &s, &o, &r), -1);
     assert_int_equal(pm_measure(spin_loop, &s, NULL, &r), -1);
 }
