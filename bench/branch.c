@@ -334,7 +334,7 @@ static void rec_point(const char *test, long period, long targets, long depth, c
     struct stats c;
     pm_cycles_stats(r, per, &c);
     struct verdict v;
-    verdict_from_stats(&v, &c, r->converged, meas_ci_target(plat_config()->quick),
+    verdict_from_stats(&v, &c, r->cyc_converged, meas_ci_target(plat_config()->quick),
                        meas_min_samples(plat_config()->quick));
     char name[LEDGER_NAME_MAX];
     fmt_snprintf(name, sizeof(name), "branch/%s/%ld/%ld/%ld", test, period, targets, depth);
@@ -357,7 +357,9 @@ static double measure_penalty(const char **method_out)
     lfsr32_seed(&l, seed);
     pred.state = rnd.state = l.state;
     struct pm_result rp, rr;
-    if (pm_measure(pm_lfsr, &pred, &opts, &rp) != 0 || pm_measure(pm_lfsr, &rnd, &opts, &rr) != 0) {
+    /* the two loops' replicates interleaved in time, so both see the same moments */
+    struct pm_job jobs[2] = {{pm_lfsr, &pred, opts, &rp, 0}, {pm_lfsr, &rnd, opts, &rr, 0}};
+    if (pm_measure_interleaved(jobs, 2) != 0) {
         *method_out = "clock did not advance";
         return __builtin_nan("");
     }
@@ -398,7 +400,7 @@ static double measure_penalty(const char **method_out)
     stats_scale(&d, 1 / den);
     d.median = penalty;
     struct verdict v;
-    pm_penalty_verdict(&v, &d, rr.converged && rp.converged, meas_ci_target(plat_config()->quick),
+    pm_penalty_verdict(&v, &d, rr.cyc_converged && rp.cyc_converged, meas_ci_target(plat_config()->quick),
                        meas_min_samples(plat_config()->quick));
     struct json *j = pm_penalty_begin(
         CA_P_BRANCH, &d, frac > 0 ? ticks_ns(dt) / frac : __builtin_nan(""), &v, method,
@@ -432,69 +434,108 @@ static long measure_patterns(double penalty)
     double base = 0;
     branch_pattern(pat_buf, sizeof(pat_buf), plat_config()->seed ^ 0x5157);
     plat_printf("  pattern period sweep (LFSR pattern repeated): period  cycles/branch  mispredict rate\n");
-    for (unsigned lg = 0; lg <= max_log && n < BR_MAX_POINTS; lg += (lg == 0 ? 1 : step)) {
+    /* Every period's replicates interleaved in time (pm_measure_interleaved): a pass over the periods per
+     * replicate. The loops share pat_buf read-only; each has its own position. */
+    static struct br_pat_arg a[BR_MAX_POINTS];
+    static struct pm_result res[BR_MAX_POINTS];
+    static struct pm_job jobs[BR_MAX_POINTS];
+    unsigned lgs[BR_MAX_POINTS];
+    size_t nj = 0;
+    for (unsigned lg = 0; lg <= max_log && nj < BR_MAX_POINTS && nj < PM_MAX_JOBS; lg += (lg == 0 ? 1 : step)) {
         uint64_t p = 1ull << lg;
-        struct br_pat_arg a = {pat_buf, p - 1, 0, 0};
-        struct pm_opts o = opts;
-        o.warmup_iters = 8 * p + 1024; /* let the predictor see the pattern several times */
-        struct pm_result r;
-        if (pm_measure(pm_pattern, &a, &o, &r) != 0)
+        a[nj] = (struct br_pat_arg){pat_buf, p - 1, 0, 0};
+        jobs[nj] = (struct pm_job){pm_pattern, &a[nj], opts, &res[nj], 0};
+        jobs[nj].o.warmup_iters = 8 * p + 1024; /* let the predictor see the pattern several times */
+        lgs[nj++] = lg;
+    }
+    pm_measure_interleaved(jobs, nj);
+    for (size_t i = 0; i < nj; i++) {
+        unsigned lg = lgs[i];
+        uint64_t p = 1ull << lg;
+        if (jobs[i].rc != 0)
             continue;
+        const struct pm_result *r = &res[i];
         if (lg == 0)
-            base = r.cycles;
+            base = r->cycles;
         static struct br_event ev;
-        double m = pmu_misp(branch_ev_cond, "conditional", pm_pattern, &a, r.iters_per_sample, &ev);
+        double m = pmu_misp(branch_ev_cond, "conditional", pm_pattern, &a[i], r->iters_per_sample, &ev);
         const char *how = "pmu";
         if (!is_finite(m)) {
-            m = branch_misp_estimate(r.cycles, base, penalty);
+            m = branch_misp_estimate(r->cycles, base, penalty);
             how = "estimate: (cycles - cycles at period 1) / branch_mispredict penalty";
         }
-        rec_point("pattern", (long)p, -1, -1, &r, 1, m, how, &ev);
-        plat_printf("    %8lu  %12.2f  %8.3f\n", (unsigned long)p, r.cycles, m);
+        rec_point("pattern", (long)p, -1, -1, r, 1, m, how, &ev);
+        plat_printf("    %8lu  %12.2f  %8.3f\n", (unsigned long)p, r->cycles, m);
         period[n] = (unsigned)p;
         rate[n++] = m;
     }
     return branch_learned_period(period, rate, n, 0.05);
 }
 
+#define BR_INDIRECT_COUNTS 7 /* 1, 2, 4, ..., BRANCH_MAX_TARGETS targets */
+
+/* Random and cyclic order for every target count, the 14 loops' replicates interleaved in time
+ * (pm_measure_interleaved). Each random loop needs its own 64 Ki sequence for that: a buffer of
+ * BR_INDIRECT_COUNTS sequences; where none can be had, one count at a time (its two loops interleaved) in
+ * idx_buf. */
 static void measure_indirect(double penalty)
 {
     uint64_t seed = plat_config()->seed ^ 0x1d1;
     plat_printf("  indirect call with N targets: N  random cycles/call  cyclic cycles/call\n");
     double base = 0;
-    for (unsigned t = 1; t <= BRANCH_MAX_TARGETS; t *= 2) {
-        struct pm_result rr, rc;
+    static uint8_t cyc[BRANCH_MAX_TARGETS]; /* cyclic order 0, 1, ..., t-1 (masked by t - 1) */
+    for (unsigned k = 0; k < BRANCH_MAX_TARGETS; k++)
+        cyc[k] = (uint8_t)k;
+    struct plat_buf pb;
+    bool all = plat_alloc(&pb, BR_INDIRECT_COUNTS * sizeof(idx_buf), PLAT_PAGE_DEFAULT, -1,
+                          "branch indirect-call target sequences") == 0;
+    static struct br_pat_arg ar[BR_INDIRECT_COUNTS], ac[BR_INDIRECT_COUNTS];
+    static struct pm_result rr[BR_INDIRECT_COUNTS], rc[BR_INDIRECT_COUNTS];
+    static struct pm_job jobs[2 * BR_INDIRECT_COUNTS];
+    unsigned t = 1;
+    for (size_t i = 0; i < BR_INDIRECT_COUNTS; i++, t *= 2) {
         /* Random order: 64 Ki LFSR-chosen targets, too long a sequence to memorize. */
-        branch_targets(idx_buf, sizeof(idx_buf), t, seed);
-        struct br_pat_arg a = {idx_buf, sizeof(idx_buf) - 1, 0, 0};
-        if (pm_measure(pm_indirect, &a, &opts, &rr) != 0)
+        uint8_t *seq = all ? (uint8_t *)pb.ptr + i * sizeof(idx_buf) : idx_buf;
+        branch_targets(seq, sizeof(idx_buf), t, seed);
+        ar[i] = (struct br_pat_arg){seq, sizeof(idx_buf) - 1, 0, 0};
+        /* Cyclic order: history-based indirect predictors learn it. */
+        ac[i] = (struct br_pat_arg){cyc, t - 1, 0, 0};
+        jobs[2 * i] = (struct pm_job){pm_indirect, &ar[i], opts, &rr[i], 0};
+        jobs[2 * i + 1] = (struct pm_job){pm_indirect, &ac[i], opts, &rc[i], 0};
+        if (!all) /* one count at a time: idx_buf holds this count's sequence until its records are out */
+            pm_measure_interleaved(&jobs[2 * i], 2);
+        if (all && i + 1 < BR_INDIRECT_COUNTS)
             continue;
-        if (t == 1)
-            base = rr.cycles;
-        static struct br_event ev;
-        double m = pmu_misp(branch_ev_indirect, "indirect-call", pm_indirect, &a, rr.iters_per_sample, &ev);
-        const char *how = "pmu";
-        if (!is_finite(m)) {
-            m = branch_misp_estimate(rr.cycles, base, penalty);
-            how = "estimate: (cycles - cycles with 1 target) / branch_mispredict penalty";
+        if (all)
+            pm_measure_interleaved(jobs, 2 * BR_INDIRECT_COUNTS);
+        unsigned t2 = all ? 1 : t;
+        for (size_t j = all ? 0 : i; j <= i; j++, t2 *= 2) {
+            if (jobs[2 * j].rc != 0)
+                continue;
+            if (t2 == 1)
+                base = rr[j].cycles;
+            static struct br_event ev;
+            double m = pmu_misp(branch_ev_indirect, "indirect-call", pm_indirect, &ar[j], rr[j].iters_per_sample, &ev);
+            const char *how = "pmu";
+            if (!is_finite(m)) {
+                m = branch_misp_estimate(rr[j].cycles, base, penalty);
+                how = "estimate: (cycles - cycles with 1 target) / branch_mispredict penalty";
+            }
+            rec_point("indirect_random", -1, t2, -1, &rr[j], 1, m, how, &ev);
+            if (jobs[2 * j + 1].rc != 0)
+                continue;
+            double mc = pmu_misp(branch_ev_indirect, "indirect-call", pm_indirect, &ac[j], rc[j].iters_per_sample, &ev);
+            const char *howc = "pmu";
+            if (!is_finite(mc)) {
+                mc = branch_misp_estimate(rc[j].cycles, base, penalty);
+                howc = "estimate: (cycles - cycles with 1 target) / branch_mispredict penalty";
+            }
+            rec_point("indirect_cyclic", (long)t2, t2, -1, &rc[j], 1, mc, howc, &ev);
+            plat_printf("    %3u  %10.2f  %10.2f\n", t2, rr[j].cycles, rc[j].cycles);
         }
-        rec_point("indirect_random", -1, t, -1, &rr, 1, m, how, &ev);
-        /* Cyclic order 0, 1, ..., t-1: history-based indirect predictors learn it. */
-        static uint8_t cyc[BRANCH_MAX_TARGETS];
-        for (unsigned k = 0; k < t; k++)
-            cyc[k] = (uint8_t)k;
-        struct br_pat_arg c = {cyc, t - 1, 0, 0};
-        if (pm_measure(pm_indirect, &c, &opts, &rc) != 0)
-            continue;
-        double mc = pmu_misp(branch_ev_indirect, "indirect-call", pm_indirect, &c, rc.iters_per_sample, &ev);
-        const char *howc = "pmu";
-        if (!is_finite(mc)) {
-            mc = branch_misp_estimate(rc.cycles, base, penalty);
-            howc = "estimate: (cycles - cycles with 1 target) / branch_mispredict penalty";
-        }
-        rec_point("indirect_cyclic", (long)t, t, -1, &rc, 1, mc, howc, &ev);
-        plat_printf("    %3u  %10.2f  %10.2f\n", t, rr.cycles, rc.cycles);
     }
+    if (all)
+        plat_free(&pb);
 }
 
 static long measure_return_stack(double penalty)
@@ -508,20 +549,31 @@ static long measure_return_stack(double penalty)
     rand_seed(&rg, plat_config()->seed ^ 0x7e7);
     uint64_t sites = rand_next(&rg);
     plat_printf("  return stack: depth  cycles per call+return\n");
-    for (unsigned k = 0; k < (quick ? ARRAY_SIZE(quick_depths) : 64); k++) {
+    /* Every depth's replicates interleaved in time (pm_measure_interleaved), each depth its own recursion. */
+    static struct br_rec_arg a[PM_MAX_JOBS];
+    static struct pm_result res[PM_MAX_JOBS];
+    static struct pm_job jobs[PM_MAX_JOBS];
+    size_t nj = 0;
+    for (unsigned k = 0; k < (quick ? ARRAY_SIZE(quick_depths) : 64) && nj < PM_MAX_JOBS; k++) {
         unsigned d = quick ? quick_depths[k] : k + 1;
-        struct br_rec_arg a = {d, sites, 0};
-        struct pm_result r;
-        if (pm_measure(pm_recurse, &a, &opts, &r) != 0)
+        a[nj] = (struct br_rec_arg){d, sites, 0};
+        jobs[nj] = (struct pm_job){pm_recurse, &a[nj], opts, &res[nj], 0};
+        nj++;
+    }
+    pm_measure_interleaved(jobs, nj);
+    for (size_t i = 0; i < nj; i++) {
+        if (jobs[i].rc != 0)
             continue;
+        unsigned d = (unsigned)a[i].depth;
+        const struct pm_result *r = &res[i];
         static struct br_event ev;
-        double m = pmu_misp(branch_ev_return, "return", pm_recurse, &a, r.iters_per_sample, &ev);
+        double m = pmu_misp(branch_ev_return, "return", pm_recurse, &a[i], r->iters_per_sample, &ev);
         /* Per branch pair: the mispredicts of a recursion spread over its calls. */
         const char *how = is_finite(m) ? "pmu" : "not estimated (no PMU): see the summary's rsb_depth_estimate";
-        rec_point("return_stack", -1, -1, d, &r, d, is_finite(m) ? m / (2.0 * d) : __builtin_nan(""), how, &ev);
-        plat_printf("    %3u  %8.2f\n", d, r.cycles / d);
+        rec_point("return_stack", -1, -1, d, r, d, is_finite(m) ? m / (2.0 * d) : __builtin_nan(""), how, &ev);
+        plat_printf("    %3u  %8.2f\n", d, r->cycles / d);
         depth[n] = d;
-        t[n++] = r.cycles;
+        t[n++] = r->cycles;
     }
     (void)penalty;
     return branch_rsb_estimate(depth, t, n, 8, 0.10);

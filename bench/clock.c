@@ -5,7 +5,10 @@
 #include "kernel/core_clock.h"
 #include "kernel/fmt.h"
 #include "measure/timing.h"
+#include "measure/engine.h"
 #include "pmu/pmu_bench_api.h"
+
+static volatile uint64_t near_sink; /* keeps the timed chains live */
 
 #define CLOCK_NAME_MAX 64
 
@@ -26,6 +29,58 @@ double clock_core_ratio(const char **method)
     if (method)
         *method = name;
     return r > 0 ? r : 1.0;
+}
+
+
+double clock_chain_ratio_now(enum timing_serialize ser, double *u)
+{
+    uint64_t d[CLOCK_NEAR_PAIRS];
+    near_sink += core_clock_add_chain(CLOCK_NEAR_ITERS); /* untimed: code and clock settled */
+    for (size_t i = 0; i < CLOCK_NEAR_PAIRS; i++) {
+        uint64_t t0 = timing_read(ser);
+        near_sink += core_clock_add_chain(CLOCK_NEAR_ITERS);
+        uint64_t t1 = timing_read(ser);
+        near_sink += core_clock_add_chain(2 * CLOCK_NEAR_ITERS);
+        uint64_t t2 = timing_read(ser);
+        d[i] = t2 - t1 > t1 - t0 ? (t2 - t1) - (t1 - t0) : 0;
+    }
+    for (size_t i = 1; i < CLOCK_NEAR_PAIRS; i++) /* insertion sort */
+        for (size_t j = i; j > 0 && d[j - 1] > d[j]; j--) {
+            uint64_t t = d[j];
+            d[j] = d[j - 1];
+            d[j - 1] = t;
+        }
+    uint64_t med = d[CLOCK_NEAR_PAIRS / 2];
+    if (!med)
+        return 0;
+    if (u) /* two differences of reads, each within a clock step */
+        *u = 2.0 * meas_clock_step() / (double)med;
+    return (double)CLOCK_NEAR_ITERS * CORE_CLOCK_ADD_PER_ITER / (double)med;
+}
+
+bool clock_chain_ratio_usable(void)
+{
+    const char *m;
+    clock_core_ratio(&m);
+    return !plat_config()->minimal && m && !strcmp(m, "core_tsc_ratio:add_rr_chain");
+}
+
+double clock_tsc_rel_unc(void)
+{
+    struct plat_tsc_source s[4];
+    size_t n = plat_tsc_sources(s, ARRAY_SIZE(s));
+    if (n == 0 || s[0].hz == 0)
+        return 0;
+    if (s[0].spread > 0)
+        return s[0].spread;
+    double u = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (!s[i].hz || !(s[i].spread > 0))
+            continue; /* another stated rate says nothing about the crystal */
+        double d = (double)s[i].hz / (double)s[0].hz - 1;
+        u = MAX(u, (d < 0 ? -d : d) + s[i].spread);
+    }
+    return u;
 }
 
 /* ---- records ---------------------------------------------------------------------------------------- */
@@ -168,10 +223,38 @@ static void use(const struct core_clock *c)
     fmt_snprintf(C.method, sizeof(C.method), "%s", c->method ? c->method : "none");
 }
 
+/* A dependent chain of k adds (about a core cycle each, under a tick apart): regions of evenly spread lengths. */
+static NOINLINE uint64_t step_spin(uint64_t k)
+{
+    uint64_t x = k;
+    for (uint64_t i = 0; i < k; i++)
+        __asm__ volatile("add %1, %0" : "+r"(x) : "r"(i));
+    return x;
+}
+
+#define CLOCK_STEP_REGIONS 512
+
+double clock_measure_step(void)
+{
+    static uint64_t t[CLOCK_STEP_REGIONS];
+    enum timing_serialize ser = plat_config()->serialize;
+    for (size_t i = 0; i < CLOCK_STEP_REGIONS; i++) {
+        uint64_t t0 = timing_read(ser);
+        near_sink += step_spin(i % 256);
+        t[i] = timing_read(ser) - t0;
+    }
+    return meas_step_estimate(t, CLOCK_STEP_REGIONS);
+}
+
 void clock_run_start(void)
 {
     plat_printf("Core clock per CPU and TSC rate cross-checks (docs/measurement.md, \"Core clock and TSC\"):\n");
     check_tsc_sources();
+    /* The TSC's step, for every interval's reading allowance (measure/engine.h meas_clock_step). */
+    double step = clock_measure_step();
+    meas_set_clock_step(step);
+    plat_printf("  TSC step: %.0f tick%s per reading change (the reading allowance of every interval)\n", step,
+                step == 1 ? "" : "s");
 
     struct plat_cpu self;
     if (!plat_cpu(0, &self))

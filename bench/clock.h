@@ -3,6 +3,7 @@
 #define PMB_BENCH_CLOCK_H
 
 #include "kernel/klib.h"
+#include "measure/serialize.h"
 
 /*
  * One start-up core/TSC ratio, taken on one CPU while the others idle, does not describe another CPU or a
@@ -30,6 +31,31 @@ void clock_bench_start(const char *bench);
  * it was measured>" in *method (optional): the latest clock_bench_start / clock_run_start measurement, else
  * the platform's start-up ratio. Never 0 (1.0 when nothing was measured). */
 double clock_core_ratio(const char **method);
+
+/* The relative uncertainty u of the TSC rate in use (plat_tsc_hz), for converting an interval in ticks to ns or
+ * bytes/s by interval arithmetic (stats_scale_unc, docs/measurement.md "Statistics"): a measured rate's
+ * spread, (max - min) / median of its calibration windows (the windows' range holds their median and its
+ * sign-test interval, and lies within +-spread of the median); a stated rate (CPUID, spread 0) is known only as
+ * well as the measured sources agree with it: the largest |hz_i / hz - 1| + spread_i over them; 0 when nothing
+ * was measured. */
+double clock_tsc_rel_unc(void);
+
+/* The add_rr chain's core cycles per tick now, on the calling CPU, for converting what was just measured
+ * (docs/measurement.md "Core clock and TSC", "Next to the measurement"): CLOCK_NEAR_PAIRS timings of
+ * n = CLOCK_NEAR_ITERS x 256 dependent adds against 2n, the median of the differences (the harness cancels);
+ * about 60 us at 3.7 GHz, short enough that an interruption rarely falls into it (the start-up chains, ~0.3 ms
+ * a run, lost cycles in several of seven runs on a shared guest). *u: its relative reading uncertainty, two
+ * differences of reads (+-2 clock steps, meas_clock_step) over the median. 0 when the chain took no time. */
+#define CLOCK_NEAR_ITERS 256
+#define CLOCK_NEAR_PAIRS 3
+double clock_chain_ratio_now(enum timing_serialize ser, double *u);
+/* Whether clock_chain_ratio_now may stand in for the benchmark's ratio: that ratio came from the add_rr chain
+ * (clock_core_ratio's method), and the machine is not emulated (minimal mode: instructions have no latency). */
+bool clock_chain_ratio_usable(void);
+
+/* The TSC's step on the calling CPU now (meas_step_estimate over 512 regions of 0..255 dependent adds); what
+ * clock_run_start hands to meas_set_clock_step. */
+double clock_measure_step(void);
 
 /* Forget every measurement (unit tests). */
 void clock_reset(void);

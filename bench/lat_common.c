@@ -75,10 +75,21 @@ uint64_t lat_rep_seed(uint64_t seed, size_t k)
     return splitmix64_next(&s);
 }
 
+/* The figure as published: ns, its interval carrying the TSC rate's uncertainty (interval arithmetic). */
+static struct stats ns_stats(const struct stats *tsc)
+{
+    struct stats ns = *tsc;
+    uint64_t hz = plat_tsc_hz();
+    stats_scale_unc(&ns, hz ? 1e9 / (double)hz : 0, clock_tsc_rel_unc());
+    return ns;
+}
+
 void lat_result_judge(struct lat_result *r)
 {
-    verdict_from_stats(&r->v, &r->tsc, r->converged, meas_ci_target(plat_config()->quick),
-                       meas_min_samples(plat_config()->quick));
+    /* judged on the interval it publishes (in ns, the rate's uncertainty in it) */
+    struct stats ns = ns_stats(&r->tsc);
+    verdict_from_stats(&r->v, r->tsc.n && plat_tsc_hz() ? &ns : &r->tsc, r->converged,
+                       meas_ci_target(plat_config()->quick), meas_min_samples(plat_config()->quick));
     /* Every latency here is a chain of dependent loads: under a core cycle per load the core did not wait for
      * each load (a renamed or overlapped link), so the figure is not a load-to-use latency. */
     if (r->tsc.n && r->cycles > 0 && r->cycles < LAT_MIN_CYCLES_PER_LOAD)
@@ -95,9 +106,8 @@ void lat_unavailable_json(struct json *j, const char *name, const char *why)
 
 void lat_result_json(struct json *j, const char *name, const struct lat_result *r)
 {
-    struct stats ns = r->tsc;
-    uint64_t hz = plat_tsc_hz();
-    stats_scale(&ns, hz ? 1e9 / (double)hz : 0);
+    /* ticks -> ns with the rate in use, its uncertainty carried into the interval (interval arithmetic) */
+    struct stats ns = ns_stats(&r->tsc);
     figure_json(j, name, &ns, UNIT_NS, &r->v);
     stats_json_also(j, UNIT_TSC, r->tsc.median);
     stats_json_also(j, UNIT_CYCLES, r->cycles);
@@ -144,6 +154,13 @@ static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const c
         fmt_snprintf(name, sizeof(name), "fixed_counter:%s", pmu_core_cycles_method());
         *method = name;
         return (double)(c1 - c0) / (double)(t1 - t0);
+    }
+    /* No counter: the add chain timed right after the measurement where the benchmark's ratio is that chain's
+     * (its start-up runs lose cycles to interruptions on a shared machine; this one rarely does). */
+    double u, r;
+    if (clock_chain_ratio_usable() && (r = clock_chain_ratio_now(plat_config()->serialize, &u)) > 0) {
+        *method = "core_tsc_ratio:add_rr_chain, after the measurement";
+        return r;
     }
     return clock_core_ratio(method);
 }

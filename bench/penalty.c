@@ -62,8 +62,8 @@ struct json *pm_penalty_begin(const char *name, const struct stats *cycles, doub
 
 void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out)
 {
-    *out = r->tsc;
-    stats_scale(out, r->ratio / per_iter);
+    *out = r->cyc; /* each replicate converted with its own ratio where it has one (pm_result.cyc) */
+    stats_scale(out, 1 / per_iter);
 }
 
 static double hyp(double a, double b) { return stats_sqrt(a * a + b * b); }
@@ -293,7 +293,7 @@ static struct json *emit(const char *name, const struct stats *cyc, double ns, c
                          const char *reference, const struct pm_result *r, const char *suspect)
 {
     struct verdict v;
-    pm_penalty_verdict(&v, cyc, r ? r->converged : false, meas_ci_target(plat_config()->quick),
+    pm_penalty_verdict(&v, cyc, r ? r->cyc_converged : false, meas_ci_target(plat_config()->quick),
                        meas_min_samples(plat_config()->quick));
     if (suspect)
         verdict_worsen(&v, QUALITY_SUSPECT, "%s", suspect);
@@ -368,7 +368,7 @@ static struct json *emit_diff(const char *name, const struct pm_result *a, doubl
     struct stats ca = per_event(a, per_a), cb = per_event(b, per_b), d;
     pm_stats_diff(&ca, &cb, &d);
     struct pm_result both = *a;
-    both.converged = a->converged && b->converged;
+    both.cyc_converged = a->cyc_converged && b->cyc_converged;
     return emit(name, &d, ticks_to_ns(a->tsc.median / per_a - b->tsc.median / per_b), method, reference, &both,
                 suspect);
 }
@@ -493,6 +493,8 @@ static void measure_l1_and_splits(struct pm_result *l1)
     };
     const char *ref = "PAG: L1D load-to-use 4 cycles; AMD BPM 4.6.1 misaligned accesses (event 47H); "
                       "MISALIGN_MEMORY / MISALIGNED_ACCESSES count them";
+    /* One word at a time: the line-split word (offset 60..67) overlaps the aligned one (64..71), so their
+     * replicates cannot be interleaved in time as the other penalty loops' are. */
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         uint8_t *w = page + cases[i].off;
         uintptr_t self = (uintptr_t)w;
@@ -668,8 +670,14 @@ static void measure_store_forwarding(void)
     const char *ref_r = "Agner Fog, microarchitecture manual, Zen 2 'mirroring memory operands' (memory renaming; "
                         "also Zen 3 and later, Ice Lake and later): a load with the same address expression as an "
                         "earlier store gets its data at rename";
-    struct pm_result ok, sz, off, ren;
-    if (pm_measure(loop_sf_ok, &s, &opts, &ok) != 0) {
+    struct pm_result ok, sz, off, ren, al, ctl;
+    /* The six loops' replicates interleaved in time (pm_measure_interleaved); they share the slot as they did
+     * measured one after the other, and each replicate warms up again. */
+    struct pm_job jobs[] = {{loop_sf_ok, &s, opts, &ok, 0},    {loop_sf_renamed, &s, opts, &ren, 0},
+                            {loop_sf_size, &s, opts, &sz, 0},  {loop_sf_offset, &s, opts, &off, 0},
+                            {loop_alias, &s, opts, &al, 0},    {loop_alias_control, &s, opts, &ctl, 0}};
+    pm_measure_interleaved(jobs, ARRAY_SIZE(jobs));
+    if (jobs[0].rc != 0) {
         emit_unavailable("store_forward", "clock did not advance", ref);
         return;
     }
@@ -677,7 +685,7 @@ static void measure_store_forwarding(void)
                  "dependent 8-byte store -> 4-byte load of its upper half (+4): contained, so forwarded from the store "
                  "queue, and no renamer can hand the load part of a register; 8 per iteration",
                  ref);
-    if (pm_measure(loop_sf_renamed, &s, &opts, &ren) == 0)
+    if (jobs[1].rc == 0)
         emit_latency("store_forward_renamed", &ren, 8,
                      "dependent 8-byte store -> 8-byte load through the same register and displacement: what memory "
                      "renaming makes of it where the core has it (not used by cycle accounting)",
@@ -691,17 +699,16 @@ static void measure_store_forwarding(void)
                      "renamed, not forwarded", ok.cycles / 8);
         base_bad = base_why;
     }
-    if (pm_measure(loop_sf_size, &s, &opts, &sz) == 0)
+    if (jobs[2].rc == 0)
         emit_delta(CA_P_SF_FAIL, &sz, &ok, 8, "store_forward",
                    "4-byte store -> 8-byte load of the same address (larger load over a smaller store) minus "
                    "store_forward", ref, base_bad);
-    if (pm_measure(loop_sf_offset, &s, &opts, &off) == 0)
+    if (jobs[3].rc == 0)
         emit_delta("store_forward_fail_offset", &off, &ok, 8, "store_forward",
                    "8-byte store -> 8-byte load at +4 (partial overlap) minus store_forward", ref, base_bad);
 
-    struct pm_result al, ctl;
     const char *ref_a = "PAG 'Store Forwarding': 4K aliasing, PARTIAL_ADDRESS_ALIAS (event 07H, umask 01H)";
-    if (pm_measure(loop_alias, &s, &opts, &al) == 0 && pm_measure(loop_alias_control, &s, &opts, &ctl) == 0)
+    if (jobs[4].rc == 0 && jobs[5].rc == 0)
         emit_delta(CA_P_ALIAS, &al, &ctl, 8, "4k_alias_control",
                    "dependent loads from p+4096 each after a store to p (same bits 11:0) minus the same with the "
                    "store to p+64", ref_a, NULL);
@@ -723,9 +730,14 @@ static void measure_divider(void)
 {
     const char *ref = "PAG: divide and sqrt are the very long latency instructions; ARITH.CYCLES_DIV_BUSY "
                       "(14H/01H) counts the divider's busy cycles";
-    struct pen_div d = {.x = 0x7FFFFFFFFFFFFFFFull, .d = 1.2345678901234567};
+    /* The three chains' replicates interleaved in time (pm_measure_interleaved), each with its own operand. */
+    struct pen_div d64 = {.x = 0x7FFFFFFFFFFFFFFFull, .d = 1.2345678901234567}, d32 = {.x = 0x7FFFFFFFu, .d = 0},
+                   dsd = {.x = 0, .d = 1.2345678901234567};
     struct pm_result r64, r32, rsd;
-    if (pm_measure(loop_div64, &d, &opts, &r64) == 0) {
+    struct pm_job jobs[] = {{loop_div64, &d64, opts, &r64, 0}, {loop_div32, &d32, opts, &r32, 0},
+                            {loop_divsd, &dsd, opts, &rsd, 0}};
+    pm_measure_interleaved(jobs, ARRAY_SIZE(jobs));
+    if (jobs[0].rc == 0) {
         /* ARITH.CYCLES_DIV_BUSY per DIV, where the PMU counts it (before the record: the PMU code emits its own). */
         struct ca_event ev = {.candidates = ca_ev_div_busy};
         struct div_busy b = {{0x7FFFFFFFFFFFFFFFull, 0}, 1u << 16};
@@ -743,10 +755,9 @@ static void measure_divider(void)
         }
         plat_rec_end();
     }
-    d.x = 0x7FFFFFFFu;
-    if (pm_measure(loop_div32, &d, &opts, &r32) == 0)
+    if (jobs[1].rc == 0)
         emit_latency("div_r32", &r32, 8, "dependent DIV r32 chain (EDX zeroed, divisor 1, dividend 2^31-1)", ref);
-    if (pm_measure(loop_divsd, &d, &opts, &rsd) == 0)
+    if (jobs[2].rc == 0)
         emit_latency("divsd", &rsd, 8, "dependent DIVSD chain (x / (1 + 2^-52))", ref);
 }
 

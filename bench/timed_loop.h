@@ -37,8 +37,12 @@ void pm_opts_profile(struct pm_opts *o);
 
 struct pm_result {
     struct stats tsc;          /* TSC ticks per iteration over the samples */
-    double ratio;              /* core cycles per TSC tick used for `cycles` */
-    const char *cycles_method; /* "pmu:<event>" (counted around one sample) or "core_tsc_ratio:<platform method>" */
+    struct stats cyc;          /* core cycles per iteration: each replicate's ticks converted with its own ratio
+                                  (PM_RATIO_PER_REPLICATE), then combined; else tsc x ratio */
+    bool cyc_converged;        /* the stop rule's verdict on cyc's interval (meas_combine) */
+    double ratio;              /* core cycles per TSC tick: the median of the replicates' (or the one used) */
+    const char *cycles_method; /* "pmu:<event>" (counted around one sample), "core_tsc_ratio:<platform method>" or
+                                  PM_RATIO_PER_REPLICATE */
     double cycles, ns;         /* median per iteration */
     double cv;                 /* robust spread of the per-iteration samples (tsc.spread) */
     bool converged;            /* the stop rule reached target_ci */
@@ -51,5 +55,30 @@ struct pm_result {
  * Runs on the calling CPU; the caller owns the environment (interrupts off). Returns 0, or -1 when the clock
  * does not advance or an argument is invalid. */
 int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_result *r);
+
+/* The core/TSC ratio of each replicate, measured next to it (docs/measurement.md "Core clock and TSC", "Next to
+ * the measurement"): where the benchmark's ratio comes from the add_rr chain and no PMU counts cycles (and not in
+ * minimal mode), every replicate is followed by clock_chain_ratio_now; the replicate's ticks are converted with
+ * it (its reading as the factor's uncertainty, stats_scale_unc) before the replicates are combined, so that the
+ * figure's interval holds how the clock, and its measurement, moved during the run. */
+#define PM_RATIO_PER_REPLICATE "core_tsc_ratio:add_rr_chain, per replicate"
+
+/* One figure of a batch measured with pm_measure_interleaved: fn(arg) with options o, its result in *r and
+ * rc 0 (or -1 as pm_measure). */
+struct pm_job {
+    pm_loop_fn fn;
+    void *arg;
+    struct pm_opts o;
+    struct pm_result *r;
+    int rc;
+};
+#define PM_MAX_JOBS 64
+/* pm_measure of every job, with their replicates interleaved in time: R passes over the jobs, pass k running
+ * replicate k of each in turn (a job with fewer replicates sits the later passes out), so that one figure's
+ * replicates are a pass apart and its interval holds what the moment changes, as the sweep's points
+ * (docs/measurement.md "Replicates"). Each replicate warms up again (its state went cold in between). The jobs
+ * must not share state that one's loop changes for another's. Returns how many jobs failed (their rc -1). More
+ * than PM_MAX_JOBS jobs: an error (-1, nothing measured). */
+int pm_measure_interleaved(struct pm_job *jobs, size_t n);
 
 #endif

@@ -52,9 +52,67 @@ static NOINLINE int region(struct run *rn, uint64_t iters, double *ticks, uint64
     return MEAS_OK;
 }
 
-/* given_overhead: the overhead to subtract instead of measuring it (NULL: measured here). */
+static double clock_step = 1;
+
+void meas_set_clock_step(double ticks) { clock_step = ticks >= 1 ? ticks : 1; }
+double meas_clock_step(void) { return clock_step; }
+
+double meas_step_estimate(uint64_t *t, size_t n)
+{
+    if (!t || n < 8)
+        return 1;
+    /* insertion sort: n is a few hundred, once per run */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && t[j - 1] > t[j]; j--) {
+            uint64_t x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    size_t lo = n / 20, hi = n - 1 - n / 20;
+    uint64_t gap = 1;
+    for (size_t i = lo + 1; i <= hi; i++)
+        if (t[i] != t[i - 1] && t[i] - t[i - 1] > gap)
+            gap = t[i] - t[i - 1];
+    return (double)gap;
+}
+
+/* The overhead's sign-test interval over its sorted regions (below 6: the whole range). */
+static void overhead_interval(const double *ov, size_t n_ov, double *o_lo, double *o_hi)
+{
+    size_t l, u;
+    bool exact;
+    stats_median_ci_ranks(n_ov, &l, &u, &exact);
+    *o_lo = ov[l];
+    *o_hi = ov[u];
+}
+
+static void allowance_of(double res, bool paired, bool have_ov, double overhead, double o_lo, double o_hi,
+                         uint64_t iters, double work, double *lo, double *hi)
+{
+    double d = (res > 0 ? res : 1) * (paired ? 2 : 1);
+    double a_lo = d, a_hi = d;
+    if (have_ov) {
+        a_lo += (o_hi > overhead ? o_hi - overhead : 0) + d;
+        a_hi += (overhead > o_lo ? overhead - o_lo : 0) + d;
+    }
+    double per = (double)(iters ? iters : 1) * (work > 0 ? work : 1);
+    *lo = a_lo / per;
+    *hi = a_hi / per;
+}
+
+void meas_allowance(double res, bool paired, const double *ov, size_t n_ov, double overhead, uint64_t iters,
+                    double work, double *lo, double *hi)
+{
+    double o_lo = overhead, o_hi = overhead;
+    if (ov && n_ov)
+        overhead_interval(ov, n_ov, &o_lo, &o_hi);
+    allowance_of(res, paired, ov && n_ov, overhead, o_lo, o_hi, iters, work, lo, hi);
+}
+
+/* first: the replicate whose overhead (and its interval) is subtracted instead of measuring it (NULL: measured
+ * here). */
 static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r, bool warm,
-                   const double *given_overhead)
+                   const struct meas_result *first)
 {
     double ov[MEAS_MAX_OVERHEAD_REPS];
     double dt;
@@ -86,8 +144,9 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
             goto fail;
 
     /* 2. Overhead: the same region with no work; the median ignores an interrupted repetition. */
-    double overhead = given_overhead ? *given_overhead : 0;
-    if (s->overhead_reps && !given_overhead) {
+    double overhead = first ? first->overhead : 0;
+    double o_lo = first ? first->overhead_lo : 0, o_hi = first ? first->overhead_hi : 0;
+    if (s->overhead_reps && !first) {
         for (size_t i = 0; i < s->overhead_reps; i++) {
             if ((rc = region(&rn, 0, &dt, &raw)) != MEAS_OK)
                 goto fail;
@@ -95,6 +154,7 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
         }
         stats_sort(ov, s->overhead_reps);
         overhead = stats_quantile_sorted(ov, s->overhead_reps, 0.5);
+        overhead_interval(ov, s->overhead_reps, &o_lo, &o_hi);
     }
 
     /* 3. Calibration: double the region until it lasts min_sample_ticks beyond the overhead, so that the
@@ -118,13 +178,17 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
     uint64_t t_sampling = rn.t_end;
     size_t n = 0;
     bool converged = false, budget_hit = false;
+    double allow_lo, allow_hi;
+    double res = s->resolution > 0 ? s->resolution : s->clock ? 1 : clock_step; /* a given clock: its ticks */
+    allowance_of(res, s->base != NULL, s->overhead_reps > 0, overhead, o_lo, o_hi, iters, work, &allow_lo,
+                 &allow_hi);
     while (n < max_n) {
         if ((rc = region(&rn, iters, &dt, &raw)) != MEAS_OK)
             goto fail;
         buf[n++] = (dt - overhead) / ((double)iters * work);
         if (n < min_n || n == max_n)
             continue;
-        if (stats_should_stop(buf, n, min_n, 0, s->target_ci)) {
+        if (stats_should_stop_allow(buf, n, min_n, 0, s->target_ci, (allow_lo + allow_hi) / 2)) {
             converged = true;
             break;
         }
@@ -136,7 +200,10 @@ static int run_one(const struct meas_spec *s, double *buf, size_t cap, struct me
 
     /* 5. Statistics. */
     stats_compute(buf, n, &r->st);
+    stats_widen(&r->st, allow_lo, allow_hi);
     r->overhead = overhead;
+    r->overhead_lo = o_lo;
+    r->overhead_hi = o_hi;
     r->iters = iters;
     r->iters_total = rn.iters_total;
     r->elapsed = rn.t_end - t_begin;
@@ -178,46 +245,56 @@ void meas_combine(const struct meas_result *reps, size_t n, double target_ci, st
     r->converged = r->st.replicates > 0 && exact && target_ci > 0 && (r->st.ci_hi - r->st.ci_lo) / 2 <= target_ci * am;
 }
 
-int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
+static bool spec_ok(const struct meas_spec *s, const double *buf, size_t cap, const struct meas_result *r)
+{
+    return s && r && buf && cap && !(!s->body == !s->sample) && !(s->base && !s->body) &&
+           s->overhead_reps <= MEAS_MAX_OVERHEAD_REPS && s->replicates <= MEAS_MAX_REPLICATES;
+}
+
+int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bool back_to_back,
+                   const struct meas_result *first, double *buf, size_t cap, struct meas_result *r)
 {
     if (r)
         *r = (struct meas_result){0};
-    if (!s || !r || !buf || cap == 0 || (!s->body == !s->sample) || (s->base && !s->body) ||
-        s->overhead_reps > MEAS_MAX_OVERHEAD_REPS || s->replicates > MEAS_MAX_REPLICATES)
+    size_t n = s && s->replicates ? s->replicates : 1;
+    if (!spec_ok(s, buf, cap, r) || k >= n)
         return MEAS_EINVAL;
-    size_t n = s->replicates ? s->replicates : 1;
-    if (n == 1) { /* one replicate: the protocol as it is, after its setup */
-        int st = s->setup ? s->setup(s->ctx, 0) : MEAS_SETUP_FRESH;
-        if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM)
-            return MEAS_ESETUP;
+    /* A warm state is only the previous replicate's when that one ran just before (back to back). */
+    int st = s->setup ? s->setup(s->ctx, k) : (k && back_to_back ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH);
+    if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM)
+        return MEAS_ESETUP;
+    if (n == 1) /* one replicate: the protocol as it is */
         return run_one(s, buf, cap, r, false, NULL);
-    }
-
-    /* Replicates: each the whole protocol on freshly prepared state, with its share of the time budget, so
-     * that the figure's interval holds what the setup (buffer, permutation, pages) and the moment change. */
-    struct meas_result reps[MEAS_MAX_REPLICATES];
+    /* Each replicate the whole protocol on freshly prepared state, with its share of the time budget, so that
+     * the figure's interval holds what the setup (buffer, permutation, pages) and the moment change. */
     struct meas_spec one = *s;
-    uint64_t iters0 = s->iters;
     one.budget_ticks = s->budget_ticks / n + (s->budget_ticks && s->budget_ticks < n);
     /* min_samples is the figure's: each replicate takes its share, never fewer than 3 (a median one outlier
      * cannot move); its own stop rule still needs 6 for an interval, so a cheap replicate takes 6 or more. */
     one.min_samples = MAX((s->min_samples + n - 1) / n, (size_t)MEAS_MIN_REPLICATE_SAMPLES);
+    /* calibration starts where an earlier replicate's ended: one region confirms it, not a doubling */
+    one.iters = start_iters > s->iters ? start_iters : s->iters;
+    return run_one(&one, buf, cap, r, st == MEAS_SETUP_WARM && k > 0 && back_to_back,
+                   k && s->overhead_once ? first : NULL);
+}
+
+int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r)
+{
+    if (r)
+        *r = (struct meas_result){0};
+    if (!spec_ok(s, buf, cap, r))
+        return MEAS_EINVAL;
+    size_t n = s->replicates ? s->replicates : 1;
+    if (n == 1)
+        return meas_replicate(s, 0, 0, true, NULL, buf, cap, r);
+    struct meas_result reps[MEAS_MAX_REPLICATES];
     int rc;
-    for (size_t k = 0; k < n; k++) {
-        int st = s->setup ? s->setup(s->ctx, k) : (k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH);
-        if (st != MEAS_SETUP_FRESH && st != MEAS_SETUP_WARM) {
-            rc = MEAS_ESETUP;
-            goto fail;
+    for (size_t k = 0; k < n; k++)
+        if ((rc = meas_replicate(s, k, k ? reps[k - 1].iters : 0, true, k ? &reps[0] : NULL, buf, cap,
+                                 &reps[k])) != MEAS_OK) {
+            *r = (struct meas_result){0};
+            return rc;
         }
-        /* calibration starts where the previous replicate's ended: one region confirms it, not a doubling */
-        one.iters = k && reps[k - 1].iters > iters0 ? reps[k - 1].iters : iters0;
-        const double *ov = k && s->overhead_once ? &reps[0].overhead : NULL;
-        if ((rc = run_one(&one, buf, cap, &reps[k], st == MEAS_SETUP_WARM && k > 0, ov)) != MEAS_OK)
-            goto fail;
-    }
     meas_combine(reps, n, s->target_ci, r);
     return MEAS_OK;
-fail:
-    *r = (struct meas_result){0};
-    return rc;
 }

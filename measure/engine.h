@@ -28,7 +28,8 @@
  *      max_samples, or the sampling phase has used budget_ticks (`budget_hit`); never fewer than
  *      min_samples (and no interval exists below 6 samples);
  *   5. statistics: stats_compute over the samples (median, p10, p90, min, max, spread, 95 % CI of the
- *      median), in ticks per unit of work.
+ *      median), in ticks per unit of work; the interval then widened by the reading allowance
+ *      (meas_allowance), which the stop rule in 4 counts as well.
  */
 
 /* Runs `iters` units of the measured work (0: none, the call alone). State lives in ctx and carries over. */
@@ -70,9 +71,13 @@ struct meas_spec {
     size_t replicates;         /* independent replicates (0 -> 1, at most MEAS_MAX_REPLICATES), each the whole
                                   protocol after setup(ctx, rep), budget_ticks / replicates each */
     meas_setup_fn setup;       /* optional: called before every replicate (also the first) */
+    double resolution;         /* the clock's step in ticks: a difference of two reads is within +-resolution of
+                                  the time between them (0: a given clock 1 tick; the TSC, and a caller's tick
+                                  count in sample mode, meas_clock_step()) */
     bool overhead_once;        /* replicates: the overhead is measured in the first replicate alone and
                                   subtracted in every one (the empty region is the timed path's, not the
-                                  replicate's state: a placed row's is a hand-over to another CPU) */
+                                  replicate's state: a placed row's is a hand-over to another CPU); its interval
+                                  (overhead_lo/hi) enters every replicate's reading allowance */
 };
 
 #define MEAS_MAX_REPLICATES STATS_MAX_REPLICATES
@@ -97,6 +102,7 @@ static inline size_t meas_replicates(bool quick) { return quick ? MEAS_REPLICATE
 struct meas_result {
     struct stats st;          /* ticks per unit of work over the samples (replicates > 1: stats_replicates) */
     double overhead;          /* ticks of the empty region, subtracted */
+    double overhead_lo, overhead_hi; /* its sign-test interval over the empty regions (the range below 6) */
     uint64_t iters;           /* iterations per sample */
     uint64_t iters_total;     /* every iteration run: warm-up, calibration, samples */
     uint64_t elapsed;         /* ticks from the first to the last clock read */
@@ -111,6 +117,30 @@ struct meas_result {
 #define MEAS_ESAMPLE (-3) /* the sample function failed */
 #define MEAS_ESETUP (-4)  /* the setup function failed */
 
+/* The allowance a sample's reading adds to every interval (docs/measurement.md "Statistics", "Reading
+ * resolution"), in ticks per unit of work. A sample is (T - O) / (iters x work) where T is a difference of
+ * clock reads (two differences with a baseline body), each within +-res of the time it stands for, and O the
+ * median of the empty regions, itself known to within its sign-test interval [O_lo, O_hi] (the whole range
+ * below 6 regions) widened by the same reading error. The true per-region time's order statistics lie within
+ * that of the readings', so the figure's interval [x_l, x_u] widens by
+ *   lo = (d + (O_hi - O) + d_ov) / (iters x work),  hi = (d + (O - O_lo) + d_ov) / (iters x work),
+ * d = res (2 res with a baseline), d_ov = d when an overhead is subtracted, else 0 (and no O terms).
+ * ov: the overhead regions' values, sorted ascending (n_ov of them, 0: none subtracted). */
+void meas_allowance(double res, bool paired, const double *ov, size_t n_ov, double overhead, uint64_t iters,
+                    double work, double *lo, double *hi);
+
+/* The TSC's step: how far apart two readings of it can be that stand for the same moment, in ticks (1 unless
+ * meas_set_clock_step said otherwise). A TSC need not move by 1: on the test box's AMD guest it moves by ~26
+ * ticks (10 ns) at a time (docs/measurement.md "Statistics", "Reading resolution"). Set once at start-up
+ * (bench/clock.c, from meas_step_estimate); values below 1 (or NaN) count as 1. */
+void meas_set_clock_step(double ticks);
+double meas_clock_step(void);
+/* The step of a clock from n timed regions whose true lengths were spread evenly over a range many steps wide and
+ * finer than a tick apart: the largest gap between consecutive distinct values among the sorted regions'
+ * central 90 % (what an interruption added stays outside). A 1-tick clock fills the range (gaps of 1); a clock
+ * that moves by g leaves gaps of about g. At least 1; 1 with fewer than 8 regions. Sorts t in place. */
+double meas_step_estimate(uint64_t *t, size_t n);
+
 /* Runs the protocol above with samples in buf[0..cap) (sorted ascending on return). Returns MEAS_OK or an
  * error; on error r is zeroed. The caller owns the environment (interrupts off, one CPU, fixed clock).
  * With replicates > 1 the protocol runs once per replicate, each after setup(ctx, k) and with its own
@@ -119,6 +149,16 @@ struct meas_result {
  * and budget_ticks / replicates, the buffer reused (on return it holds the last replicate's samples); r
  * combines them by meas_combine. */
 int meas_run(const struct meas_spec *s, double *buf, size_t cap, struct meas_result *r);
+
+/* Replicate k (0..replicates-1) of s alone: setup(ctx, k), then the protocol with the replicate's share of the
+ * budget and of min_samples (replicates > 1; one replicate: s as it is), calibration starting from start_iters
+ * (an earlier replicate's iterations; 0: s->iters). back_to_back: replicate k-1 of the same figure ran just
+ * before, so a MEAS_SETUP_WARM state (and no setup) skips the warm-up; false for replicates interleaved in time
+ * with other figures' (their state is cold again). first: replicate 0's result, whose overhead (and its
+ * interval) replicate k > 0 subtracts with overhead_once (NULL: measured here). meas_run is this for
+ * k = 0..R-1 back to back, then meas_combine. */
+int meas_replicate(const struct meas_spec *s, size_t k, uint64_t start_iters, bool back_to_back,
+                   const struct meas_result *first, double *buf, size_t cap, struct meas_result *r);
 
 /* Combines replicates measured apart (e.g. the sweep's passes over its grid, each point once per pass):
  * r->st by stats_replicates; converged when a 95 % interval across the replicates exists (6 or more) and is

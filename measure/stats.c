@@ -200,6 +200,33 @@ void stats_scale(struct stats *s, double k)
     s->stddev *= k < 0 ? -k : k;
     s->ci_lo *= k;
     s->ci_hi *= k;
+    s->allow_lo *= k < 0 ? -k : k;
+    s->allow_hi *= k < 0 ? -k : k;
+}
+
+static double nonneg(double v) { return v > 0 ? v : 0; } /* also NaN -> 0 */
+
+void stats_widen(struct stats *s, double lo, double hi)
+{
+    lo = nonneg(lo);
+    hi = nonneg(hi);
+    s->ci_lo -= lo;
+    s->ci_hi += hi;
+    s->allow_lo += lo;
+    s->allow_hi += hi;
+}
+
+void stats_scale_unc(struct stats *s, double k, double u)
+{
+    u = nonneg(u);
+    double lo = s->ci_lo, hi = s->ci_hi;
+    stats_scale(s, k);
+    if (!(k > 0) || u == 0)
+        return;
+    /* The bounds in the new unit, each at the end of the factor's range that moves it outwards. */
+    double nlo = lo * k * (lo >= 0 ? 1 - u : 1 + u);
+    double nhi = hi * k * (hi >= 0 ? 1 + u : 1 - u);
+    stats_widen(s, s->ci_lo - nlo, nhi - s->ci_hi);
 }
 
 static double median_of(double *v, size_t n)
@@ -246,6 +273,17 @@ void stats_replicates(const struct stats *reps, size_t r, struct stats *out)
     stats_median_ci_ranks(m, &lo, &hi, &exact);
     out->ci_lo = med[lo];
     out->ci_hi = med[hi];
+    /* Each replicate's median is known only to within its allowance (a reading's tick, its overhead), and an
+     * order statistic of values each moved by at most a moves by at most a: the interval across the replicates
+     * takes the largest allowance of any replicate on each side. */
+    double alo = 0, ahi = 0;
+    for (size_t k = 0; k < r; k++) {
+        if (!reps[k].n)
+            continue;
+        alo = MAX(alo, nonneg(reps[k].allow_lo));
+        ahi = MAX(ahi, nonneg(reps[k].allow_hi));
+    }
+    stats_widen(out, alo, ahi);
     out->between_spread = stats_robust_cv(med, m);
     /* what the samples within a replicate look like: the typical replicate's */
 #define TYPICAL(field)                                                                                            \
@@ -289,6 +327,9 @@ void stats_reciprocal(const struct stats *x, double k, struct stats *out)
         .spread = x->spread, /* likewise */
         .ci_lo = recip(k, x->ci_hi),
         .ci_hi = recip(k, x->ci_lo),
+        /* what the allowance of x moves the reciprocal's bounds by (the bounds above already hold it) */
+        .allow_lo = nonneg(recip(k, x->ci_hi - nonneg(x->allow_hi)) - recip(k, x->ci_hi)),
+        .allow_hi = nonneg(recip(k, x->ci_lo) - recip(k, x->ci_lo + nonneg(x->allow_lo))),
         .replicates = x->replicates,
         .within_ci = x->within_ci,           /* relative: kept to first order */
         .between_spread = x->between_spread, /* likewise */
@@ -324,7 +365,9 @@ double stats_robust_cv(const double *samples, size_t n)
     return 1.4826 * mad / am;
 }
 
-double stats_ci_rel_halfwidth(const double *samples, size_t n)
+double stats_ci_rel_halfwidth(const double *samples, size_t n) { return stats_ci_rel_halfwidth_allow(samples, n, 0); }
+
+double stats_ci_rel_halfwidth_allow(const double *samples, size_t n, double allow)
 {
     double w[STATS_STOP_WINDOW];
     size_t m = 0;
@@ -342,7 +385,7 @@ double stats_ci_rel_halfwidth(const double *samples, size_t n)
         return __builtin_inf();
     stats_sort(w, m);
     double med = stats_quantile_sorted(w, m, 0.5);
-    double half = (w[hi] - w[lo]) / 2;
+    double half = (w[hi] - w[lo]) / 2 + nonneg(allow);
     double am = med < 0 ? -med : med;
     if (half == 0)
         return 0;
@@ -356,4 +399,14 @@ bool stats_should_stop(const double *samples, size_t n, size_t min_n, size_t max
     if (n < min_n || n == 0 || !(target_ci > 0))
         return false;
     return stats_ci_rel_halfwidth(samples, n) <= target_ci;
+}
+
+bool stats_should_stop_allow(const double *samples, size_t n, size_t min_n, size_t max_n, double target_ci,
+                             double allow)
+{
+    if (max_n > 0 && n >= max_n)
+        return true;
+    if (n < min_n || n == 0 || !(target_ci > 0))
+        return false;
+    return stats_ci_rel_halfwidth_allow(samples, n, allow) <= target_ci;
 }

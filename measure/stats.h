@@ -23,6 +23,11 @@ struct stats {
     size_t replicates;
     double within_ci;      /* median over the replicates of their own CI half-width / |median| (a fraction) */
     double between_spread; /* robust CV of the replicates' medians (1.4826 MAD / |median|, a fraction) */
+    /* What ci_lo / ci_hi hold beyond the sign-test interval of the samples (or of the replicates' medians), in
+     * the figure's unit: the allowance for what no sample scatters (docs/measurement.md "Statistics": the
+     * reading's +-1 clock step and the overhead estimate's own interval, per region over iters x work; a unit
+     * conversion's uncertainty). ci_lo = x[l] - allow_lo, ci_hi = x[u] + allow_hi. 0: none. */
+    double allow_lo, allow_hi;
 };
 
 /* Ascending heapsort: in place, O(n log n) worst case, no recursion (kernel stacks are small). NaNs
@@ -56,6 +61,13 @@ void stats_replicates(const struct stats *reps, size_t r, struct stats *out);
 
 /* Scales every location field of s by k > 0 (unit conversion); spread, cv and n are unchanged. */
 void stats_scale(struct stats *s, double k);
+/* Widens the interval by lo below and hi above (each >= 0; negative or NaN counts as 0), adding them to
+ * allow_lo / allow_hi: an uncertainty that no sample scatters. */
+void stats_widen(struct stats *s, double lo, double hi);
+/* stats_scale by a factor known only to within a relative u >= 0 (a calibrated rate): the location fields
+ * are scaled by k, and the interval by interval arithmetic on its bounds: ci_lo x k (1 - u), ci_hi x k (1 + u)
+ * (for ci_lo >= 0; a negative bound moves outwards the same way), the added width entering allow_lo / allow_hi. */
+void stats_scale_unc(struct stats *s, double k, double u);
 /* The statistics of k / x from those of x (k > 0, x > 0): quantiles swap ends (the reciprocal is monotone
  * decreasing), spread and cv are kept to first order. Used for rates from times (bytes / s). */
 void stats_reciprocal(const struct stats *x, double k, struct stats *out);
@@ -73,11 +85,17 @@ double stats_robust_cv(const double *samples, size_t n);
  * over the last STATS_STOP_WINDOW samples; +inf with fewer than 6 samples (no such interval) or a zero
  * median with a non-zero width, 0 when the interval has no width. */
 double stats_ci_rel_halfwidth(const double *samples, size_t n);
+/* The same with an allowance added to the half-width: (half-width + allow) / |median| (allow >= 0, absolute, in
+ * the samples' unit: what stats_widen will add to each side). */
+double stats_ci_rel_halfwidth_allow(const double *samples, size_t n, double allow);
 
 /* Adaptive sampling: true when n >= max_n (max_n > 0), or when n >= min_n and the median is known to
  * within target_ci: stats_ci_rel_halfwidth(samples, n) <= target_ci. target_ci <= 0 disables the early
  * stop. */
 bool stats_should_stop(const double *samples, size_t n, size_t min_n, size_t max_n, double target_ci);
+/* The same rule on the interval the figure will publish: stats_ci_rel_halfwidth_allow(samples, n, allow). */
+bool stats_should_stop_allow(const double *samples, size_t n, size_t min_n, size_t max_n, double target_ci,
+                             double allow);
 
 /* Square root for freestanding code (no libm): Newton's iteration, correctly rounded in practice.
  * Negative or NaN input gives NaN. */

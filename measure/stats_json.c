@@ -22,6 +22,10 @@ void stats_json(struct json *j, const struct stats *s, const char *unit)
     num(j, "spread", s, s ? s->spread : 0);
     num(j, "ci_lo", s, s ? s->ci_lo : 0);
     num(j, "ci_hi", s, s ? s->ci_hi : 0);
+    if (s && (s->allow_lo > 0 || s->allow_hi > 0)) { /* what the interval holds beyond the samples' order statistics */
+        json_kv_double(j, "ci_allow_lo", s->allow_lo);
+        json_kv_double(j, "ci_allow_hi", s->allow_hi);
+    }
     if (s && s->replicates > 1) { /* the interval is across replicates; what one replicate alone said */
         json_kv_uint(j, "replicates", s->replicates);
         json_kv_double(j, "within_ci", s->within_ci);

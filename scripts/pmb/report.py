@@ -130,6 +130,10 @@ def real_ci(r):
     if not (_isnum(lo) and _isnum(hi)) or (_isnum(n) and n < REAL_CI_MIN_N):
         return False
     mn, mx = r.get("min"), r.get("max")
+    # the sampling interval: what the interval holds beyond the order statistics (ci_allow_*) set aside
+    a_lo, a_hi = r.get("ci_allow_lo"), r.get("ci_allow_hi")
+    lo += a_lo if _isnum(a_lo) else 0
+    hi -= a_hi if _isnum(a_hi) else 0
     return not (_isnum(mn) and _isnum(mx) and lo <= mn and hi >= mx)
 
 

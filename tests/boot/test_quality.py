@@ -66,10 +66,14 @@ def test_every_figure_has_n_ci_and_quality(booted):
             assert f["p10"] is None and f["p90"] is None and f["spread"] is None, f["figure"]
             continue
         if f["n"] > 0:
-            # A sampled figure: its interval brackets its median and lies inside the samples.
+            # A sampled figure: its interval brackets its median and lies inside the samples, but for the
+            # allowance it states (the readings' clock step, the overhead's interval, a conversion's uncertainty).
             assert f["ci_lo"] <= f["median"] <= f["ci_hi"], f["figure"]
+            lo, hi = f.get("ci_allow_lo", 0), f.get("ci_allow_hi", 0)
+            assert num(lo) and num(hi) and lo >= 0 and hi >= 0, f["figure"]
             if num(f["min"]):
-                assert f["min"] <= f["ci_lo"] and f["ci_hi"] <= f["max"], f["figure"]
+                eps = 1e-9 * abs(f["median"])  # the allowance is subtracted, then scaled: rounding only
+                assert f["min"] - lo - eps <= f["ci_lo"] and f["ci_hi"] <= f["max"] + hi + eps, f["figure"]
                 assert f["min"] <= f["p10"] <= f["median"] <= f["p90"] <= f["max"], f["figure"]
             assert num(f["spread"]) and f["spread"] >= 0
             if f["n"] < 6:

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,11 +163,35 @@ static void test_cpu_that_does_not_answer(void **state)
     assert_non_null(strstr(r, "\"agrees\":null"));
 }
 
+
+/* The TSC rate's uncertainty that ns and bytes/s intervals carry (clock_tsc_rel_unc). */
+static void test_tsc_rel_unc(void **state)
+{
+    (void)state;
+    setup(1);
+    assert_true(clock_tsc_rel_unc() == 0); /* no source */
+    /* a measured rate in use: its windows' spread */
+    FAKE.tsc_src[0] = (struct plat_tsc_source){"acpi_pm_timer", 2000000000ull, 0.001};
+    FAKE.tsc_src[1] = (struct plat_tsc_source){"hpet", 2004000000ull, 0.001};
+    FAKE.ntsc_src = 2;
+    assert_true(fabs(clock_tsc_rel_unc() - 0.001) < 1e-15);
+    /* a stated rate in use: as well as the measured ones agree with it (0.2 % off, 0.1 % spread) */
+    FAKE.tsc_src[0] = (struct plat_tsc_source){"cpuid.15h", 2000000000ull, 0};
+    FAKE.tsc_src[1] = (struct plat_tsc_source){"acpi_pm_timer", 1996000000ull, 0.001};
+    FAKE.tsc_src[2] = (struct plat_tsc_source){"hpet", 2001000000ull, 0.0005};
+    FAKE.ntsc_src = 3;
+    assert_true(fabs(clock_tsc_rel_unc() - 0.003) < 1e-12);
+    /* a stated rate alone: nothing measured says otherwise */
+    FAKE.ntsc_src = 1;
+    assert_true(clock_tsc_rel_unc() == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ratio_before_and_after_measuring),
         cmocka_unit_test(test_tsc_sources),
+        cmocka_unit_test(test_tsc_rel_unc),
         cmocka_unit_test(test_disagreeing_chains_blame_the_faster),
         cmocka_unit_test(test_per_cpu_and_per_benchmark),
         cmocka_unit_test(test_cpu_that_does_not_answer),

@@ -86,7 +86,11 @@ static void test_body_protocol(void **state)
     assert_true(r.converged);
     assert_false(r.budget_hit);
     assert_int_equal(r.st.n, 6);
-    assert_true(r.st.spread == 0 && r.st.ci_lo == r.st.ci_hi);
+    /* constant samples: the interval is the reading allowance alone (meas_allowance): a tick for the sample's
+     * reading, none for the overhead's interval (all 40), a tick for the overhead's reading, over 512 x 2 */
+    assert_true(r.st.spread == 0);
+    assert_true(fabs(r.st.allow_lo - 2.0 / 1024) < 1e-15 && fabs(r.st.allow_hi - 2.0 / 1024) < 1e-15);
+    assert_true(fabs(r.st.ci_lo - (1.5 - 2.0 / 1024)) < 1e-12 && fabs(r.st.ci_hi - (1.5 + 2.0 / 1024)) < 1e-12);
     /* warm-up 77 + calibration 1+2+...+512 + 6 samples of 512 */
     assert_int_equal(r.iters_total, 77 + 1023 + 6 * 512);
     assert_int_equal(f.iters_run, r.iters_total);
@@ -272,12 +276,16 @@ static void test_replicates(void **state)
     assert_int_equal(m.st.n, 9 * 6);
     assert_int_equal(m.st.replicates, 9);
     assert_false(m.converged);
-    /* the figure: median of the replicate medians, the interval x[1]..x[7] of the 9 sorted medians */
+    /* the figure: median of the replicate medians, the interval x[1]..x[7] of the 9 sorted medians, widened by
+     * the replicates' reading allowance: one iteration per region, a tick for the reading and one for the
+     * overhead's (its three regions all 0) */
     assert_true(fabs(m.st.median - 1040.5) < 1e-9);
-    assert_true(fabs(m.st.ci_lo - 1010.5) < 1e-9 && fabs(m.st.ci_hi - 1070.5) < 1e-9);
+    assert_true(fabs(m.st.ci_lo - 1008.5) < 1e-9 && fabs(m.st.ci_hi - 1072.5) < 1e-9);
+    assert_true(m.st.allow_lo == 2 && m.st.allow_hi == 2);
     assert_true(m.st.min == 1000 && m.st.max == 1081);
-    /* within a replicate the interval is a tick wide; between them the medians spread by 1.4826 x 20 / 1040.5 */
-    assert_true(m.st.within_ci < 0.001);
+    /* a replicate's own interval: half a tick of sample scatter plus its 2-tick allowance on each side; between
+     * them the medians spread by 1.4826 x 20 / 1040.5 */
+    assert_true(fabs(m.st.within_ci - 2.5 / 1040.5) < 1e-12);
     assert_true(fabs(m.st.between_spread - 1.4826 * 20 / 1040.5) < 1e-9);
     /* replicates that agree within the target: the figure converges */
     r = (struct reps){.pass = {1000, 1001, 1000, 1002, 1001, 1000, 1001, 1002, 1000}};
@@ -325,6 +333,8 @@ static void test_replicates_overhead_once(void **state)
     assert_int_equal(r.calls, calls_each - 2 * 3); /* replicates 1 and 2 skip their 3 empty regions */
     assert_true(m.st.min == 1000 && m.st.max == 1002); /* replicate 0's overhead (10) subtracted in all */
     assert_true(m.overhead == 10);
+    /* the reused overhead's interval (all 10) still enters every replicate's reading allowance: 1 + 0 + 1 */
+    assert_true(m.st.allow_lo == 2 && m.st.allow_hi == 2);
 }
 
 static void test_replicates_budget(void **state)
@@ -489,6 +499,98 @@ static void test_scale_and_reciprocal(void **state)
     assert_true(fabs(s.median - 7) < 1e-12 && fabs(s.ci_hi - 12) < 1e-12);
 }
 
+
+/* meas_allowance: the reading's tick and the overhead's interval, per region over iters x work. */
+static void test_allowance_terms(void **state)
+{
+    (void)state;
+    double lo, hi;
+    /* no overhead subtracted: the reading alone, one tick (a baseline body: two differences, two ticks) */
+    meas_allowance(0, false, NULL, 0, 0, 100, 2, &lo, &hi);
+    assert_true(fabs(lo - 1.0 / 200) < 1e-15 && fabs(hi - 1.0 / 200) < 1e-15);
+    meas_allowance(0, true, NULL, 0, 0, 100, 2, &lo, &hi);
+    assert_true(fabs(lo - 2.0 / 200) < 1e-15 && fabs(hi - 2.0 / 200) < 1e-15);
+    /* a coarser clock step scales the reading terms */
+    meas_allowance(4, false, NULL, 0, 0, 1, 1, &lo, &hi);
+    assert_true(lo == 4 && hi == 4);
+    /* 15 overhead regions: the median 40, its sign-test interval x[3]..x[11] = 39..43; a true overhead up to
+     * 43 + 1 makes the figure lower, down to 39 - 1 higher */
+    double ov[15] = {37, 38, 39, 39, 40, 40, 40, 40, 40, 41, 41, 43, 43, 50, 60};
+    meas_allowance(0, false, ov, 15, 40, 10, 1, &lo, &hi);
+    assert_true(fabs(lo - (1 + 3 + 1) / 10.0) < 1e-15);
+    assert_true(fabs(hi - (1 + 1 + 1) / 10.0) < 1e-15);
+    /* fewer than 6 regions: no 95 % interval, the whole range */
+    double few[3] = {38, 40, 45};
+    meas_allowance(0, false, few, 3, 40, 1, 1, &lo, &hi);
+    assert_true(lo == 1 + 5 + 1 && hi == 1 + 2 + 1);
+}
+
+/* Quantized readings (issue 19's L1 points): a region that truly lasts 1000.4 ticks mostly reads 1000 and
+ * sometimes 1001. The samples' sign-test interval collapses to one quantum, [1000, 1000], and leaves out the
+ * true 1000.4 (and another run's median one quantum away); the published interval holds both. */
+static void test_quantized_readings(void **state)
+{
+    (void)state;
+    static const uint64_t pattern[] = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+    struct fake f = {.t = 1, .ov = 0, .tpi = 1000, .extra = pattern, .n_extra = 10, .backwards_at = -1};
+    struct meas_spec s = body_spec(&f);
+    s.overhead_reps = 0;
+    s.min_sample_ticks = 0;
+    s.min_samples = 20;
+    s.max_samples = 20;
+    double buf[64];
+    struct meas_result r;
+    assert_int_equal(meas_run(&s, buf, 64, &r), MEAS_OK);
+    assert_true(r.st.median == 1000);
+    assert_true(r.st.ci_lo <= 1000 - 1 + 1e-12 && r.st.ci_hi >= 1001 - 1e-12);
+    assert_true(r.st.ci_lo <= 1000.4 && 1000.4 <= r.st.ci_hi);
+    assert_true(r.st.allow_lo == 1 && r.st.allow_hi == 1);
+}
+
+
+/* The clock's step: estimated from regions of evenly spread lengths, and used for the TSC's readings. */
+static void test_clock_step(void **state)
+{
+    (void)state;
+    uint64_t t[200];
+    /* a 1-tick clock: lengths 52.0, 52.7, 53.4, ... read to the tick fill the range */
+    for (size_t i = 0; i < 200; i++)
+        t[i] = 52 + (uint64_t)((double)i * 0.7);
+    assert_true(meas_step_estimate(t, 200) == 1);
+    /* a clock that moves by 26 (10 ns at 2.6 GHz), with the +-1 of a rate that is not a whole multiple, and two
+     * interrupted regions far above */
+    for (size_t i = 0; i < 200; i++) {
+        uint64_t v = 52 + (uint64_t)((double)i * 0.7);
+        t[i] = v / 26 * 26 + (i % 7 == 0);
+    }
+    t[17] = 5000;
+    t[99] = 9000;
+    double g = meas_step_estimate(t, 200);
+    assert_true(g >= 25 && g <= 26);
+    assert_true(meas_step_estimate(t, 5) == 1); /* too few */
+    assert_true(meas_step_estimate(NULL, 100) == 1);
+
+    /* the TSC (no clock given) uses the step: sample mode, constant regions of 1000 ticks, overhead 0 */
+    meas_set_clock_step(26);
+    assert_true(meas_clock_step() == 26);
+    struct reps r = {.pass = {1000}};
+    struct meas_spec sp = reps_spec(&r, 1);
+    sp.clock = NULL;
+    sp.setup = NULL;
+    sp.min_samples = 7;
+    sp.max_samples = 7;
+    double buf[64];
+    struct meas_result m;
+    assert_int_equal(meas_run(&sp, buf, 64, &m), MEAS_OK);
+    assert_true(m.st.allow_lo == 52 && m.st.allow_hi == 52); /* 26 for the reading, 26 for the overhead's */
+    /* a given clock counts in its own ticks */
+    sp.clock = reps_clock;
+    assert_int_equal(meas_run(&sp, buf, 64, &m), MEAS_OK);
+    assert_true(m.st.allow_lo == 2 && m.st.allow_hi == 2);
+    meas_set_clock_step(0.5); /* below 1: 1 */
+    assert_true(meas_clock_step() == 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +605,9 @@ int main(void)
         cmocka_unit_test(test_ci_ranks),
         cmocka_unit_test(test_compute_spread_and_ci),
         cmocka_unit_test(test_scale_and_reciprocal),
+        cmocka_unit_test(test_allowance_terms),
+        cmocka_unit_test(test_quantized_readings),
+        cmocka_unit_test(test_clock_step),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,12 @@
 #include <math.h>
 #include <stdio.h>
 
+#include <string.h>
+
+#include "bench/clock.h"
 #include "bench/cycle_accounting.h"
+#include "bench/timed_loop.h"
+#include "kernel/core_clock.h"
 #include "bench/penalty.h"
 #include "tests/unit/bw_fake_platform.h"
 #include "tests/unit/fake_pmu.h"
@@ -207,6 +212,92 @@ static void test_sub_cycle_chain_is_suspect(void **state)
     assert_non_null(strstr(why, "memory renaming"));
 }
 
+
+/* pm_measure_interleaved: R passes over the jobs, pass k running replicate k of each in turn. */
+struct tagged {
+    struct spin s;
+    int id;
+};
+static int call_log[4096];
+static size_t n_log;
+static NOINLINE void tagged_loop(void *arg, uint64_t iters)
+{
+    struct tagged *t = arg;
+    if (iters && n_log < ARRAY_SIZE(call_log)) /* the timed regions with work: warm-up, calibration, samples */
+        call_log[n_log++] = t->id;
+    spin_loop(&t->s, iters);
+}
+
+static void test_interleaved(void **state)
+{
+    (void)state;
+    fake_reset();
+    clock_reset();
+    struct pm_opts o = {.min_sample_tsc = 2000, .min_samples = 7, .max_samples = 7, .target_ci = 0,
+                        .warmup_iters = 10, .serialize = TIMING_LFENCE, .replicates = 3};
+    struct tagged a = {.id = 1}, b = {.id = 2};
+    struct pm_result ra, rb;
+    struct pm_job jobs[2] = {{tagged_loop, &a, o, &ra, 0}, {tagged_loop, &b, o, &rb, 0}};
+    jobs[1].o.replicates = 2; /* fewer replicates: sits the last pass out */
+    n_log = 0;
+    assert_int_equal(pm_measure_interleaved(jobs, 2), 0);
+    assert_int_equal(jobs[0].rc, 0);
+    assert_int_equal(jobs[1].rc, 0);
+    /* the log is runs of one job: a, b, a, b, a (five replicates, each warm-up + calibration + samples) */
+    int runs[16];
+    size_t nr = 0;
+    for (size_t i = 0; i < n_log; i++)
+        if (i == 0 || call_log[i] != call_log[i - 1])
+            runs[nr++] = call_log[i];
+    assert_int_equal(nr, 5);
+    assert_true(runs[0] == 1 && runs[1] == 2 && runs[2] == 1 && runs[3] == 2 && runs[4] == 1);
+    assert_int_equal(ra.tsc.replicates, 3);
+    assert_int_equal(rb.tsc.replicates, 2);
+    /* each replicate: max(3, ceil(7 / R)) samples at least, here the cap 7 */
+    assert_int_equal(ra.tsc.n, 3 * 7);
+    assert_int_equal(rb.tsc.n, 2 * 7);
+    assert_true(ra.cyc.median > 0 && ra.cyc.ci_lo <= ra.cyc.median && ra.cyc.median <= ra.cyc.ci_hi);
+    /* no ratio per replicate without the add chain as the benchmark's method: the platform's, as before */
+    assert_non_null(strstr(ra.cycles_method, "core_tsc_ratio:fake"));
+    assert_true(fabs(ra.cyc.median - ra.tsc.median * ra.ratio) <= 1e-9 * ra.cyc.median);
+    /* a bad job fails alone */
+    struct pm_job bad[2] = {{NULL, &a, o, &ra, 0}, {tagged_loop, &b, o, &rb, 0}};
+    assert_int_equal(pm_measure_interleaved(bad, 2), 1);
+    assert_int_equal(bad[0].rc, -1);
+    assert_int_equal(bad[1].rc, 0);
+    assert_int_equal(pm_measure_interleaved(bad, PM_MAX_JOBS + 1), -1);
+}
+
+/* With the add chain as the benchmark's ratio method, each replicate is converted with the chain timed right
+ * after it: the cycles figure combines the replicates in cycles, its interval holding each ratio's reading. */
+static void test_ratio_per_replicate(void **state)
+{
+    (void)state;
+    fake_reset();
+    clock_reset();
+    FAKE.cfg.minimal = false;
+    FAKE.ncpus = 1;
+    memset(&FAKE.clock[0], 0, sizeof(FAKE.clock[0]));
+    FAKE.clock[0].ratio = 1.5;
+    FAKE.clock[0].method = "add_rr_chain";
+    FAKE.clock[0].chain[CORE_CHAIN_ADD] = (struct core_chain_ratio){.valid = true, .ratio = 1.5, .n = 7, .latency = 1};
+    clock_run_start();
+    const char *m;
+    clock_core_ratio(&m);
+    assert_string_equal(m, "core_tsc_ratio:add_rr_chain");
+    struct pm_opts o = {.min_sample_tsc = 2000, .min_samples = 7, .max_samples = 7, .target_ci = 0,
+                        .warmup_iters = 10, .serialize = TIMING_LFENCE, .replicates = 6};
+    struct spin s = {0};
+    struct pm_result r;
+    assert_int_equal(pm_measure(spin_loop, &s, &o, &r), 0);
+    assert_string_equal(r.cycles_method, PM_RATIO_PER_REPLICATE);
+    assert_true(r.ratio > 0 && isfinite(r.ratio));
+    assert_int_equal(r.cyc.replicates, 6);
+    assert_true(r.cyc.allow_lo > 0 && r.cyc.allow_hi > 0); /* the readings' and the ratios' allowance */
+    assert_true(r.cyc.ci_lo <= r.cycles && r.cycles <= r.cyc.ci_hi);
+    clock_reset();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +305,8 @@ int main(void)
         cmocka_unit_test(test_profile_options),
         cmocka_unit_test(test_bench_penalty_records),
         cmocka_unit_test(test_sub_cycle_chain_is_suspect),
+        cmocka_unit_test(test_interleaved),
+        cmocka_unit_test(test_ratio_per_replicate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -247,6 +247,84 @@ static void test_should_stop(void **state)
     assert_false(stats_should_stop(flat, 0, 0, 0, 0.5));     /* nothing to judge */
 }
 
+
+/* stats_widen and the allowance through scaling, replicates and the reciprocal. */
+static void test_allowance(void **state)
+{
+    (void)state;
+    struct stats s = {.n = 10, .median = 10, .ci_lo = 9.5, .ci_hi = 10.5};
+    stats_widen(&s, 0.25, 0.5);
+    assert_near(s.ci_lo, 9.25, 0);
+    assert_near(s.ci_hi, 11.0, 0);
+    assert_near(s.allow_lo, 0.25, 0);
+    assert_near(s.allow_hi, 0.5, 0);
+    stats_widen(&s, -1, NAN); /* nothing is taken away */
+    assert_near(s.ci_lo, 9.25, 0);
+    assert_near(s.ci_hi, 11.0, 0);
+    stats_scale(&s, 2);
+    assert_near(s.allow_lo, 0.5, 0);
+    assert_near(s.allow_hi, 1.0, 0);
+    assert_near(s.ci_lo, 18.5, 0);
+    /* replicates: the interval of the medians widened by the largest allowance of any replicate, each side */
+    struct stats r[9];
+    for (size_t k = 0; k < 9; k++) {
+        r[k] = (struct stats){.n = 6, .median = 100 + (double)k, .ci_lo = 99 + (double)k, .ci_hi = 101 + (double)k};
+        stats_widen(&r[k], 0.1 * (double)k, 0.2);
+    }
+    struct stats c;
+    stats_replicates(r, 9, &c);
+    assert_near(c.median, 104, 0);
+    assert_near(c.ci_lo, 101 - 0.8, 1e-12);
+    assert_near(c.ci_hi, 107 + 0.2, 1e-12);
+    assert_near(c.allow_lo, 0.8, 1e-12);
+    assert_near(c.allow_hi, 0.2, 1e-12);
+    /* the reciprocal: bounds swap, and the allowance is what it moves the new bounds by */
+    struct stats x = {.n = 6, .median = 4, .ci_lo = 3, .ci_hi = 5, .allow_lo = 1, .allow_hi = 1};
+    struct stats y;
+    stats_reciprocal(&x, 20, &y);
+    assert_near(y.ci_lo, 4, 1e-12);            /* 20 / 5 */
+    assert_near(y.ci_hi, 20.0 / 3, 1e-12);     /* 20 / 3 */
+    assert_near(y.allow_lo, 5 - 4, 1e-12);     /* 20 / 4 (the bound without it) - 20 / 5 */
+    assert_near(y.allow_hi, 20.0 / 3 - 5, 1e-12);
+}
+
+/* A factor known to within +-u: interval arithmetic on the bounds. */
+static void test_scale_unc(void **state)
+{
+    (void)state;
+    struct stats s = {.n = 10, .median = 10, .p10 = 9, .p90 = 11, .ci_lo = 9.5, .ci_hi = 10.5};
+    stats_scale_unc(&s, 2, 0.01);
+    assert_near(s.median, 20, 0);
+    assert_near(s.p10, 18, 0);
+    assert_near(s.ci_lo, 9.5 * 2 * 0.99, 1e-12);
+    assert_near(s.ci_hi, 10.5 * 2 * 1.01, 1e-12);
+    assert_near(s.allow_lo, 9.5 * 2 * 0.01, 1e-12);
+    assert_near(s.allow_hi, 10.5 * 2 * 0.01, 1e-12);
+    /* a bound below 0 (a difference) moves outwards too */
+    struct stats d = {.n = 10, .median = 1, .ci_lo = -1, .ci_hi = 3};
+    stats_scale_unc(&d, 1, 0.1);
+    assert_near(d.ci_lo, -1.1, 1e-12);
+    assert_near(d.ci_hi, 3.3, 1e-12);
+    /* no uncertainty: a plain scale */
+    struct stats e = {.n = 10, .median = 1, .ci_lo = 0.5, .ci_hi = 2};
+    stats_scale_unc(&e, 3, 0);
+    assert_near(e.ci_lo, 1.5, 0);
+    assert_near(e.ci_hi, 6, 0);
+    assert_near(e.allow_lo + e.allow_hi, 0, 0);
+}
+
+/* The stop rule on the published interval: the allowance counts. */
+static void test_should_stop_allow(void **state)
+{
+    (void)state;
+    double flat[8] = {100, 100, 100, 100, 100, 100, 100, 100};
+    assert_near(stats_ci_rel_halfwidth_allow(flat, 8, 0.5), 0.005, 1e-15);
+    assert_true(stats_should_stop_allow(flat, 8, 6, 0, 0.01, 0.5));
+    assert_false(stats_should_stop_allow(flat, 8, 6, 0, 0.01, 2)); /* +-2 %: not within 1 % */
+    assert_true(stats_should_stop_allow(flat, 8, 6, 8, 0.01, 2));  /* the cap still ends it */
+    assert_near(stats_ci_rel_halfwidth_allow(flat, 8, 0), stats_ci_rel_halfwidth(flat, 8), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,7 +332,8 @@ int main(void)
         cmocka_unit_test(test_quantiles_type7),        cmocka_unit_test(test_compute_known),
         cmocka_unit_test(test_compute_edges),          cmocka_unit_test(test_sqrt), cmocka_unit_test(test_ci_rel_halfwidth),
         cmocka_unit_test(test_robust_cv),              cmocka_unit_test(test_robust_cv_window),
-        cmocka_unit_test(test_should_stop),
+        cmocka_unit_test(test_should_stop),            cmocka_unit_test(test_allowance),
+        cmocka_unit_test(test_scale_unc),              cmocka_unit_test(test_should_stop_allow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

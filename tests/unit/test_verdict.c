@@ -186,7 +186,16 @@ static void test_figure_json_and_ledger(void **state)
     assert_non_null(strstr(buf, "\"figure\":\"data_source/L2\",\"unit\":\"ns\",\"median\":10,"));
     assert_non_null(strstr(buf, "\"n\":7,"));
     assert_non_null(strstr(buf, "\"ci_lo\":8,\"ci_hi\":12,"));
+    assert_null(strstr(buf, "ci_allow")); /* no allowance: no keys */
     assert_non_null(strstr(buf, "\"converged\":false,\"quality\":\"noisy\",\"quality_reason\":\""));
+    /* an allowance (a reading's step, a conversion) is stated beside the interval that holds it */
+    struct stats w = s;
+    stats_widen(&w, 0.5, 0.25);
+    json_init(&j, buf, sizeof(buf));
+    json_obj_begin(&j);
+    figure_json(&j, "data_source/L2", &w, "ns", &vd);
+    json_obj_end(&j);
+    assert_non_null(strstr(buf, "\"ci_lo\":7.5,\"ci_hi\":12.25,\"ci_allow_lo\":0.5,\"ci_allow_hi\":0.25,"));
     const struct ledger_entry *e = ledger_find("data_source/L2");
     assert_non_null(e);
     assert_true(e->median == 10 && e->q == QUALITY_NOISY);
