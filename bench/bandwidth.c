@@ -4,6 +4,7 @@
 #include "bench/bw_kernels.h"
 #include "bench/bw_smbios.h"
 #include "bench/cache_sizes.h"
+#include "bench/clock.h"
 #include "bench/lat_plan.h"
 #include "measure/engine.h"
 #include "measure/stats_json.h"
@@ -644,6 +645,7 @@ static double sweep_emit(const struct bw_tbuf *t, const struct bw_spt *pt, struc
                       : "STREAM bytes (each array element read or written counts once, no RFO) x passes / TSC time, "
                         "median of samples"};
     stats_reciprocal(&all.st, (double)unit * (double)C.hz, &p.bw); /* ticks per unit -> bytes/s */
+    stats_scale_unc(&p.bw, 1, clock_tsc_rel_unc()); /* the TSC rate's own uncertainty (docs/measurement.md) */
     p.converged = all.converged;
     struct json *j = rec_point(&p);
     json_kv_bool(j, "replicates_interleaved", !pt->whole && of > 1);
@@ -979,6 +981,7 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
     if (meas_run(&spec, mt_samples, PM_MAX_SAMPLES, &m) != MEAS_OK)
         return -1;
     stats_reciprocal(&m.st, (double)C.hz, &p->bw); /* ticks per byte -> bytes/s */
+    stats_scale_unc(&p->bw, 1, clock_tsc_rel_unc());
     p->converged = m.converged;
     p->k = k;
     p->isa = isa;
