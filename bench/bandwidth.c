@@ -395,7 +395,31 @@ struct bw_loop {
     size_t chunk;          /* elements per array of one unit: x.n (a whole pass) or BW_CHUNK_ELEMS */
     size_t off;            /* chunked: where the next unit starts */
     size_t rep0;           /* the replicate index of the engine's replicate 0 (interleaved replicates) */
+    const struct bw_tbuf *t; /* the buffer the arrays live in (sweep): room for other pages per replicate */
+    size_t of;             /* the point's replicates: interleaved ones move to other pages (bw_rep_page_offset) */
+    bool move;             /* this call's replicate starts with a whole traversal: it may sit on other pages */
+    uint64_t page_off;     /* the page offset the current replicate's arrays sit at */
 };
+
+/* Replicate k of R of an interleaved sweep point sits at a page-aligned offset of its buffer, spread over the
+ * room the arrays leave (lat_rep_offset, as the latency sweep's points; the aligned offsets that fit in turn
+ * where there are fewer than R): other pages, so another cache-set and DRAM placement where the host backs the
+ * guest's large pages with small ones, which the small shift inside the slack (arrays_shift) cannot give. Points
+ * measured whole keep their place: their replicates run back to back on warm arrays (docs/measurement.md
+ * "Replicates"). */
+static uint64_t bw_rep_page_offset(const struct bw_tbuf *t, const struct bw_arrays *base, size_t k, size_t of)
+{
+    if (!t || !t->b.ptr || of < 2)
+        return 0;
+    uintptr_t start = (uintptr_t)t->b.ptr, end = start;
+    const double *arr[3] = {base->a, base->b, base->c};
+    for (unsigned i = 0; i < 3; i++)
+        if (arr[i])
+            end = MAX(end, (uintptr_t)(arr[i] + base->n));
+    uint64_t extent = (uint64_t)(end - start) + BW_STAGGER; /* the arrays and the small per-replicate shift */
+    uint64_t page = t->b.page_bytes ? t->b.page_bytes : KiB(4);
+    return lat_rep_offset(t->b.bytes, extent, page, k, of);
+}
 
 static size_t bw_unit_elems(size_t n) { return n <= BW_CHUNK_ELEMS ? n : BW_CHUNK_ELEMS; }
 
@@ -404,6 +428,15 @@ static int bw_loop_setup(void *arg, size_t k)
 {
     struct bw_loop *l = arg;
     arrays_shift(&l->base, l->rep0 + k, &l->x);
+    l->page_off = l->move ? bw_rep_page_offset(l->t, &l->base, l->rep0 + k, l->of) : 0;
+    if (l->page_off) {
+        if (l->x.a)
+            l->x.a = (double *)((uint8_t *)l->x.a + l->page_off);
+        if (l->x.b)
+            l->x.b = (double *)((uint8_t *)l->x.b + l->page_off);
+        if (l->x.c)
+            l->x.c = (double *)((uint8_t *)l->x.c + l->page_off);
+    }
     return k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH;
 }
 
@@ -582,6 +615,7 @@ struct bw_spt {
     size_t got;       /* replicates measured */
     uint64_t iters;   /* units per sample (the last replicate's) */
     int unc;          /* index into the uncore results, -1: none */
+    uint64_t off[MEAS_REPLICATES_FULL]; /* each interleaved replicate's page offset (bw_rep_page_offset) */
 };
 
 /* Replicates [first, first + nrep) of a point of `of`, after a fresh traversal (fresh) or on warm arrays;
@@ -602,6 +636,8 @@ static int sweep_measure(struct bw_loop *l, size_t first, size_t nrep, size_t of
         o.min_samples = MAX((C.po.min_samples + of - 1) / of, (size_t)MEAS_MIN_REPLICATE_SAMPLES);
     l->rep0 = first;
     l->off = 0;
+    l->of = of;
+    l->move = fresh && nrep == 1 && of > 1; /* an interleaved replicate, warmed by its own traversal */
     struct pm_result pr;
     if (pm_measure(bw_loop_fn, l, &o, &pr) != 0)
         return -1;
@@ -613,7 +649,7 @@ static int sweep_measure(struct bw_loop *l, size_t first, size_t nrep, size_t of
 
 static int sweep_loop(struct bw_tbuf *t, const struct bw_spt *pt, struct bw_loop *l)
 {
-    *l = (struct bw_loop){.fn = bw_kernel_fn(pt->k, pt->isa)};
+    *l = (struct bw_loop){.fn = bw_kernel_fn(pt->k, pt->isa), .t = t};
     if (!l->fn || arrays_for(t, pt->k, pt->ws, &l->x) != 0)
         return -1;
     l->base = l->x;
@@ -649,6 +685,11 @@ static double sweep_emit(const struct bw_tbuf *t, const struct bw_spt *pt, struc
     p.converged = all.converged;
     struct json *j = rec_point(&p);
     json_kv_bool(j, "replicates_interleaved", !pt->whole && of > 1);
+    json_key(j, "replicate_offsets"); /* bytes past replicate 0's arrays, per interleaved replicate in pass order */
+    json_arr_begin(j);
+    for (size_t k = 0; k < (pt->whole ? 1 : MIN(pt->got, (size_t)MEAS_REPLICATES_FULL)); k++)
+        json_uint(j, pt->off[k]);
+    json_arr_end(j);
     if (u)
         uncore_json(j, u, p.bw.median);
     plat_rec_end();
@@ -712,8 +753,11 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
                 continue;
             struct meas_result *r = &reps[q * of + pt->got];
             if (rep) {
-                if (sweep_measure(&l, rep, 1, of, true, pt->iters, NULL, t->b.node, r) == 0)
+                if (sweep_measure(&l, rep, 1, of, true, pt->iters, NULL, t->b.node, r) == 0) {
+                    if (pt->got < MEAS_REPLICATES_FULL)
+                        pt->off[pt->got] = l.page_off;
                     pt->got++, pt->iters = r->iters;
+                }
                 continue;
             }
             /* Pass 0: one whole pass, timed, warms the arrays and says what a fresh replicate would cost. */

@@ -471,3 +471,26 @@ def test_hosted_runner_bandwidth_branch_penalty(host_bench):
     assert {r["kernel"] for r in bw} >= {"read", "write", "write_nt", "copy", "triad"}
     assert all(r["unit"] == "bytes_per_s" and pos(r["median"]) for r in bw)
     assert run.by_type("branch") and run.by_type("penalty") and run.by_type("cycle_accounting")
+
+
+def test_hosted_bandwidth_interleaved_replicates_on_other_pages(host_bench):
+    # Full profile: a sweep point whose replicates are interleaved over the passes streams replicate k at its own
+    # page-aligned offset of the buffer (replicate 0 at the start, inside the buffer); a point measured whole
+    # (replicates back to back on warm arrays) stays where it is (docs/measurement.md "Replicates").
+    p = run_host(host_bench, "bench=bandwidth", "profile=full", "time_budget_ms=1", "max_bytes=8M")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    run = parse.parse_log(p.stdout)
+    sweep = [r for r in run.by_type("bandwidth") if r["series"] == "sweep"]
+    moved = 0
+    for r in sweep:
+        offs = r["replicate_offsets"]
+        assert offs[0] == 0, r["figure"]
+        if not r["replicates_interleaved"]:
+            assert offs == [0], r["figure"]
+            continue
+        assert len(offs) == 9 and all(o % r["page_bytes"] == 0 for o in offs), (r["figure"], offs)
+        # max_bytes=8M leaves room for a few 2 MiB pages past a small point: the offsets that fit, in turn
+        if r["bytes"] <= 1 << 20:
+            assert len(set(offs)) >= 4 and offs[:len(set(offs))] == sorted(set(offs)), (r["figure"], offs)
+            moved += 1
+    assert moved >= 20, (moved, len(sweep))
