@@ -15,6 +15,10 @@ OBJCOPY  := objcopy
 BUILD    := build
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 GITREV   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# The objects that print the revision (PMB_GITREV) depend on this stamp, rewritten only when HEAD moved, so a
+# run record never names the revision of an older build (make sees no change in a -D flag by itself).
+GITREV_STAMP := $(BUILD)/gitrev.stamp
+$(shell mkdir -p $(BUILD); [ "$$(cat $(GITREV_STAMP) 2>/dev/null)" = "$(GITREV)" ] || echo "$(GITREV)" > $(GITREV_STAMP))
 
 EFI_INC  := /usr/include/efi
 EFI_LIB  := /usr/lib
@@ -243,6 +247,11 @@ $(HOST_BENCH): $(HOSTED_OBJS)
 	@$(CC) $(HOST_BENCH_CFLAGS) -o $@ $^ -lm
 
 host-bench: $(HOST_BENCH)
+
+# Sources that print PMB_GITREV, in every build that compiles them.
+GITREV_USERS := kernel/main.c kernel/report.c boot/efi_main.c boot/mb2_main.c bench/hosted/main.c
+$(patsubst %.c,$(BUILD)/obj/%.o,$(GITREV_USERS)) $(patsubst %.c,$(BUILD)/host-bench/obj/%.o,$(GITREV_USERS)): \
+	$(GITREV_STAMP)
 
 # ---- layer check, QEMU, USB, signing ----------------------------------------------------------------------------
 # Which top-level folder may include which: the table at the top of scripts/check_layers.py. `make test` runs it
