@@ -356,6 +356,7 @@ static void print_table(size_t ns, const char *cycles_method)
 static struct {
     struct knee_level lv[MAX_PLATEAUS];
     char name[MAX_PLATEAUS][LEDGER_NAME_MAX];
+    double cycles[MAX_PLATEAUS]; /* median core cycles of the plateau's points (0: not known) */
     size_t n;
     bool have;       /* a reference series was chosen */
     bool disturbed;  /* ... and it was disturbed (no steady series existed) */
@@ -443,6 +444,21 @@ static void plateau_figure(const struct lat_sweep_curve *c, uint64_t from, uint6
         st->max = MAX(med[n - 1], st->ci_hi);
     }
     verdict_derived(v, q, n, "the plateau");
+}
+
+/* The median core cycles of a curve's points in [from, to], each converted with the ratio of its own time;
+ * 0 when the curve has no cycles or no point there. */
+static double plateau_cycles(const struct lat_sweep_curve *c, uint64_t from, uint64_t to)
+{
+    double x[LAT_MAX_POINTS];
+    size_t n = 0;
+    for (size_t i = 0; c->cycles && i < c->n && i < LAT_MAX_POINTS; i++)
+        if (to && c->bytes[i] >= from && c->bytes[i] <= to && c->cycles[i] > 0)
+            x[n++] = c->cycles[i];
+    if (!n)
+        return 0;
+    stats_sort(x, n);
+    return stats_quantile_sorted(x, n, 0.5);
 }
 
 /* cache_inferred records from the curve of one series, matched against the CPUID data/unified caches. */
@@ -578,7 +594,9 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
         json_kv_uint(j, "bytes_to", (uint64_t)levels[k].to);
         json_kv_bool(j, "last", levels[k].bytes == 0);
         figure_json(j, name, &st, UNIT_NS, &v);
-        stats_json_also(j, UNIT_CYCLES, levels[k].latency * tsc_per_ns * ratio);
+        /* in cycles: the plateau's points' own conversions (their time's core/TSC ratio), else the benchmark's */
+        double cyc = plateau_cycles(s, (uint64_t)levels[k].from, (uint64_t)levels[k].to);
+        stats_json_also(j, UNIT_CYCLES, cyc > 0 ? cyc : levels[k].latency * tsc_per_ns * ratio);
         json_key(j, "series");
         json_obj_begin(j);
         json_kv_str(j, "mode", s->mode);
@@ -589,6 +607,7 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
                                  "size to the knee (docs/measurement.md)");
         plat_rec_end();
         ref.lv[ref.n] = levels[k];
+        ref.cycles[ref.n] = cyc;
         fmt_snprintf(ref.name[ref.n], sizeof(ref.name[0]), "%s", name);
         ref.n++;
         plat_printf("  plateau %lu: %s .. %s  %8.2f ns\n", (unsigned long)k,
@@ -731,6 +750,23 @@ int lat_sweep_crosscheck(const char *quantity, const char *figure, uint64_t foot
     return crosscheck_emit(&xc);
 }
 
+int lat_sweep_crosscheck_cycles(const char *quantity, const char *figure, uint64_t footprint, double row_cycles)
+{
+    const char *why = "the row was not measured";
+    const char *b = footprint ? lat_sweep_plateau_at(footprint, &why) : NULL;
+    size_t k = 0;
+    while (b && k < ref.n && ref.name[k] != b)
+        k++;
+    if (!b || k == ref.n || !(ref.cycles[k] > 0) || !(row_cycles > 0) || ref.disturbed)
+        return lat_sweep_crosscheck(quantity, figure, footprint);
+    struct crosscheck xc = {
+        .quantity = quantity, .a = figure, .b = b, .a_value = row_cycles, .b_value = ref.cycles[k],
+        .unit = UNIT_CYCLES, .tolerance = XC_TOL_LATENCY,
+        .why = "a level on the core clock, compared in core cycles: each side converted with the core/TSC ratio "
+               "of its own time (a clock that moved between the sweep and the row is not a latency difference)"};
+    return crosscheck_emit(&xc);
+}
+
 void lat_sweep_run(void)
 {
     const struct plat_config *cfg = plat_config();
@@ -777,7 +813,7 @@ void lat_sweep_run(void)
             continue;
         curves[nc++] = (struct lat_sweep_curve){.mode = S[k].mode_name, .random = S[k].mode == CHAIN_RANDOM,
                                                 .page_bytes = S[k].page_bytes, .n = S[k].n, .bytes = S[k].bytes,
-                                                .ns = S[k].ns, .q = S[k].q, .clock_steady = !drifted(S[k].ratio0, S[k].ratio1)};
+                                                .ns = S[k].ns, .cycles = S[k].cycles, .q = S[k].q, .clock_steady = !drifted(S[k].ratio0, S[k].ratio1)};
     }
     lat_sweep_infer(curves, nc);
 }

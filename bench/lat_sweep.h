@@ -26,6 +26,7 @@ struct lat_sweep_curve {
     size_t n;              /* points, at most LAT_MAX_POINTS */
     const uint64_t *bytes; /* working sets, ascending */
     const double *ns;      /* median ns per load */
+    const double *cycles;  /* the same in core cycles, each point converted with a ratio of its own time (NULL: none) */
     const enum quality *q; /* each point's verdict (NULL: not known, taken as ok): a plateau's is the worst of its points' */
     bool clock_steady;     /* its core/TSC ratio stayed within XC_TOL_RATIO from its start to its end */
 };
@@ -45,6 +46,11 @@ void lat_sweep_infer(const struct lat_sweep_curve *c, size_t n);
  * with the Table 2 rows; NULL with *why (the footprint lies below the first plateau, in the rise between two,
  * or above the last) when there is none. */
 const char *lat_sweep_plateau_at(uint64_t bytes, const char **why);
+/* A Table 2 row of a level that runs on the core clock (L1, L2) against the plateau at its footprint, in core
+ * cycles: both sides converted with the core/TSC ratio of their own time, so that a clock that moved between the
+ * sweep and the row (turbo bins on a busy server) is not read as a latency difference. Falls back to
+ * lat_sweep_crosscheck (ns) when either side has no cycles. */
+int lat_sweep_crosscheck_cycles(const char *quantity, const char *figure, uint64_t footprint, double row_cycles);
 /* The page size of the reference series (0: the sweep found no plateau). */
 uint64_t lat_sweep_reference_page(void);
 /* lat_sweep_plateau_at for a DRAM chain of `bytes`: also the last plateau when `bytes` lies above the curve's

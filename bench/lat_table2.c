@@ -740,7 +740,11 @@ static void crosscheck_sweep(void)
     for (size_t i = 0; i < ARRAY_SIZE(pairs); i++) {
         char a[LEDGER_NAME_MAX];
         fmt_snprintf(a, sizeof(a), "data_source/%s", lat_rows[pairs[i].row].source);
-        lat_sweep_crosscheck(pairs[i].quantity, a, rows[pairs[i].row].footprint);
+        const struct row_out *o = &rows[pairs[i].row];
+        if (pairs[i].row == LAT_ROW_L1 || pairs[i].row == LAT_ROW_L2) /* the core clock's levels: in cycles */
+            lat_sweep_crosscheck_cycles(pairs[i].quantity, a, o->footprint, o->ok ? o->r.cycles : 0);
+        else
+            lat_sweep_crosscheck(pairs[i].quantity, a, o->footprint);
     }
 }
 
