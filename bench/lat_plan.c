@@ -102,14 +102,21 @@ static uint64_t pow2_at_or_below(uint64_t v)
     return p;
 }
 
-uint64_t lat_sweep_top(uint64_t llc, uint64_t cap)
+static uint64_t sweep_top_factor(uint64_t llc, uint64_t cap, uint64_t factor)
 {
     const uint64_t most = 1ull << 62;
-    uint64_t want = llc > most / LAT_SWEEP_LLC_FACTOR ? most : llc * LAT_SWEEP_LLC_FACTOR;
+    uint64_t want = llc > most / factor ? most : llc * factor;
     uint64_t top = llc ? pow2_at_or_above(want) : LAT_SWEEP_NO_LLC;
     if (cap && top > cap)
         top = pow2_at_or_below(cap);
     return MAX(top, LAT_SWEEP_LO);
+}
+
+uint64_t lat_sweep_top(uint64_t llc, uint64_t cap) { return sweep_top_factor(llc, cap, LAT_SWEEP_LLC_FACTOR); }
+
+uint64_t lat_sweep_top_minimal(uint64_t llc, uint64_t cap)
+{
+    return sweep_top_factor(llc, cap, LAT_SWEEP_LLC_FACTOR_MINIMAL);
 }
 
 uint64_t lat_sweep_top_want(uint64_t llc, uint64_t cap, uint64_t want)

@@ -10,6 +10,7 @@
 #define LAT_SWEEP_LO KiB(1)          /* smallest working set */
 #define LAT_SWEEP_LLC_FACTOR 4       /* the sweep reaches at least 4 x the last-level cache ... */
 #define LAT_SWEEP_NO_LLC MiB(64)     /* ... or this when CPUID names no cache at all */
+#define LAT_SWEEP_LLC_FACTOR_MINIMAL 2 /* emulated (minimal samples): 2 x the LLC, past it emulation has no memory plateau */
 #define LAT_SWEEP_PPO_FULL 4         /* points per octave, full profile */
 #define LAT_SWEEP_PPO_QUICK 1        /* quick profile */
 #define LAT_MAX_POINTS 256           /* = KNEE_MAX_POINTS: one curve goes to knee_detect whole */
@@ -35,6 +36,8 @@ size_t lat_size_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t ali
 /* Top of the sweep: the power of two at or above LAT_SWEEP_LLC_FACTOR x llc (LAT_SWEEP_NO_LLC when llc is
  * 0), then capped by `cap` (0: no cap) rounded down to a power of two; never below LAT_SWEEP_LO. */
 uint64_t lat_sweep_top(uint64_t llc, uint64_t cap);
+/* The same with LAT_SWEEP_LLC_FACTOR_MINIMAL, for minimal-samples runs (QEMU TCG) without sweep_top. */
+uint64_t lat_sweep_top_minimal(uint64_t llc, uint64_t cap);
 /* The same with the sweep_top key: `want` (0: the rule above) rounded down to 4 KiB, capped by `cap` (0: no
  * cap) rounded down to a power of two; never below LAT_SWEEP_LO. */
 uint64_t lat_sweep_top_want(uint64_t llc, uint64_t cap, uint64_t want);
