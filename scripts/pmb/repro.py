@@ -116,6 +116,7 @@ class Row:
     def __init__(self):
         self.pairs = self.covered = 0
         self.noisy_pairs = self.noisy_covered = 0
+        self.okok_pairs = self.okok_covered = 0  # ok pairs whose other run's figure is ok as well
         self.figs = set()
         self.dev = []   # |median_j / median_i - 1| of ok figures
         self.half = []  # CI half-width / |median| of ok figures
@@ -145,6 +146,9 @@ def coverage(runs_figs):
                 if f.quality == "ok":
                     row.pairs += 1
                     row.covered += hit
+                    if g.quality == "ok":
+                        row.okok_pairs += 1
+                        row.okok_covered += hit
                     row.figs.add(name)
                     if f.median:
                         row.dev.append(abs(g.median / f.median - 1))
@@ -161,9 +165,10 @@ def _pct(a, b):
 
 def table(rows, n_runs):
     """The human table, one line per class and a total over the ok figures."""
-    out = ["Coverage over %d runs: how often an ok figure's 95 %% CI holds another run's median" % n_runs,
-           "  %-12s %7s %12s %9s %14s %15s %16s" % ("class", "figures", "ok pairs", "covered", "median |dev|",
-                                                    "median CI +-", "noisy covered")]
+    out = ["Coverage over %d runs: how often an ok figure's 95 %% CI holds another run's median (ok->ok: of those "
+           "pairs, the ones where the other run's figure is ok too)" % n_runs,
+           "  %-12s %7s %12s %9s %14s %15s %16s %16s" % ("class", "figures", "ok pairs", "covered", "median |dev|",
+                                                         "median CI +-", "noisy covered", "ok->ok covered")]
     tot = Row()
     for c in CLASSES:
         r = rows.get(c)
@@ -173,16 +178,20 @@ def table(rows, n_runs):
         tot.covered += r.covered
         tot.noisy_pairs += r.noisy_pairs
         tot.noisy_covered += r.noisy_covered
+        tot.okok_pairs += r.okok_pairs
+        tot.okok_covered += r.okok_covered
         tot.figs |= r.figs
         dev, half = _median(r.dev), _median(r.half)
-        out.append("  %-12s %7d %12s %9s %14s %15s %16s" % (
+        out.append("  %-12s %7d %12s %9s %14s %15s %16s %16s" % (
             c, len(r.figs), "%d/%d" % (r.covered, r.pairs), _pct(r.covered, r.pairs),
             "%.2f %%" % (100 * dev) if dev is not None else "-",
             "%.2f %%" % (100 * half) if half is not None else "-",
-            "%s of %d" % (_pct(r.noisy_covered, r.noisy_pairs).strip(), r.noisy_pairs)))
-    out.append("  %-12s %7d %12s %9s %14s %15s %16s" % (
+            "%s of %d" % (_pct(r.noisy_covered, r.noisy_pairs).strip(), r.noisy_pairs),
+            "%s of %d" % (_pct(r.okok_covered, r.okok_pairs).strip(), r.okok_pairs)))
+    out.append("  %-12s %7d %12s %9s %14s %15s %16s %16s" % (
         "all ok", len(tot.figs), "%d/%d" % (tot.covered, tot.pairs), _pct(tot.covered, tot.pairs), "", "",
-        "%s of %d" % (_pct(tot.noisy_covered, tot.noisy_pairs).strip(), tot.noisy_pairs)))
+        "%s of %d" % (_pct(tot.noisy_covered, tot.noisy_pairs).strip(), tot.noisy_pairs),
+        "%s of %d" % (_pct(tot.okok_covered, tot.okok_pairs).strip(), tot.okok_pairs)))
     return "\n".join(out), tot
 
 

@@ -70,8 +70,12 @@ def test_coverage_per_class(tmp_path):
     assert (rows["table2/DRAM"].noisy_covered, rows["table2/DRAM"].noisy_pairs) == (6, 6)
     # the cross-check made run 0's bandwidth figure suspect: only runs 1 and 2 count (2 x 2 pairs)
     assert (rows["bandwidth"].covered, rows["bandwidth"].pairs) == (4, 4)
+    # ok -> ok: the pairs whose other run's figure is ok too (run 0's suspect bandwidth figure is no target)
+    assert (rows["table2/L1"].okok_covered, rows["table2/L1"].okok_pairs) == (2, 6)
+    assert (rows["bandwidth"].okok_covered, rows["bandwidth"].okok_pairs) == (2, 2)
     text, tot = repro.table(rows, 3)
     assert (tot.covered, tot.pairs) == (6, 16)
+    assert (tot.okok_covered, tot.okok_pairs) == (4, 14)
     assert "table2/L1" in text and " 33.3 %" in text and "all ok" in text
 
 
