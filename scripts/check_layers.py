@@ -48,6 +48,7 @@ ASM_SOURCES = {
     "bench/branch.c":       "branch-prediction loops: the branches are the measurement",
     "bench/penalty.c":      "penalty loops: misaligned and aliasing loads, store forwarding, dividers",
     "bench/bw_kernels.c":   "streaming kernels in SSE2, AVX2 and AVX-512F",
+    "bench/clock.c":        "the TSC step probe's dependent reg-reg add chain of chosen lengths",
 }
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<([^>]+)>)')

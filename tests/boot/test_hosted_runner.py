@@ -7,6 +7,7 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -57,7 +58,10 @@ def run_watched(exe, args, cpus):
     """Runs the runner on the CPU set `cpus`. While it runs, samples its worker threads' states (the main thread
     left out) and the QoS target: a target read between two looks that both saw workers was read while the
     runner held its request (it opens the device before it starts the workers and closes it after joining them)."""
-    p = subprocess.Popen([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    # stdout and stderr to files, not pipes: the loop below does not read while the runner writes, and a run's
+    # records outgrow a pipe's 64 KiB (the runner then blocks in write and never ends)
+    out_f, err_f = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    p = subprocess.Popen([exe, *args], stdout=out_f, stderr=err_f, text=True,
                          preexec_fn=lambda: os.sched_setaffinity(0, cpus))
 
     def workers():
@@ -74,7 +78,12 @@ def run_watched(exe, args, cpus):
         if w0 and w1:
             targets.append(target)
         time.sleep(0.01)
-    out, err = p.communicate(timeout=300)
+    p.wait(timeout=300)
+    out_f.seek(0)
+    err_f.seek(0)
+    out, err = out_f.read(), err_f.read()
+    out_f.close()
+    err_f.close()
     assert p.returncode == 0, out[-2000:] + err
     return parse.parse_log(out), out, samples, targets
 
