@@ -293,22 +293,29 @@ static void test_sub_cycle_load_is_suspect(void **state)
     assert_int_equal(r.v.q, QUALITY_OK);
 }
 
+/* A fresh fake platform for lat_sweep_run: 1 ms budgets, sweep capped at max_bytes, no 1 GiB pages, a 32 KiB
+ * L1 as the only CPUID cache. */
+static void setup_small_sweep(bool quick, uint64_t max_bytes)
+{
+    fake_reset();
+    ledger_reset();
+    crosscheck_reset();
+    FAKE.cfg.quick = quick;
+    FAKE.cfg.time_budget_ms = 1;
+    FAKE.cfg.max_bytes = max_bytes;
+    FAKE.fail_page = GiB(1);
+    memset(&FAKE.cpu, 0, sizeof(FAKE.cpu));
+    FAKE.cpu.caches[0] = (struct cpu_cache){.level = 1, .type = CPU_CACHE_DATA, .bytes = KiB(32)};
+    FAKE.cpu.n_caches = 1;
+}
+
 /* A series whose core/TSC ratio moved beyond 5 % between its start and its end is measured again: the fake
  * clock reads 1.0 on the benchmark CPU's first call and 1.2 on every later one, so the first series drifts
  * once (1.0 -> 1.2), is measured again at a steady 1.2 and says tries 2; the next series are steady at once. */
 static void test_drifting_series_is_measured_again(void **state)
 {
     (void)state;
-    fake_reset();
-    ledger_reset();
-    crosscheck_reset();
-    FAKE.cfg.quick = true;
-    FAKE.cfg.time_budget_ms = 1;
-    FAKE.cfg.max_bytes = KiB(64);
-    FAKE.fail_page = GiB(1);
-    memset(&FAKE.cpu, 0, sizeof(FAKE.cpu));
-    FAKE.cpu.caches[0] = (struct cpu_cache){.level = 1, .type = CPU_CACHE_DATA, .bytes = KiB(32)};
-    FAKE.cpu.n_caches = 1;
+    setup_small_sweep(true, KiB(64));
     FAKE.clock[0] = (struct core_clock){.ratio = 1.0, .method = "add_rr_chain"};
     FAKE.clock_calls = 0;
     FAKE.clock_drift = 0.2;
@@ -411,16 +418,7 @@ static void test_plateau_figures_and_dram_lookup(void **state)
 static void test_replicates_at_their_own_offsets(void **state)
 {
     (void)state;
-    fake_reset();
-    ledger_reset();
-    crosscheck_reset();
-    FAKE.cfg.quick = false;
-    FAKE.cfg.time_budget_ms = 1;
-    FAKE.cfg.max_bytes = KiB(128);
-    FAKE.fail_page = GiB(1);
-    memset(&FAKE.cpu, 0, sizeof(FAKE.cpu));
-    FAKE.cpu.caches[0] = (struct cpu_cache){.level = 1, .type = CPU_CACHE_DATA, .bytes = KiB(32)};
-    FAKE.cpu.n_caches = 1;
+    setup_small_sweep(false, KiB(128));
     lat_sweep_run();
     FAKE.cfg.max_bytes = 0;
     FAKE.fail_page = 0;
