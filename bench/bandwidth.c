@@ -263,10 +263,11 @@ static int arrays_for(const struct bw_tbuf *t, enum bw_kernel k, uint64_t ws, st
  * other sets, other DRAM columns). tbuf_bytes leaves at least 3 x BW_STAGGER beyond the arrays. */
 #define BW_REP_SHIFT 64u
 _Static_assert((MEAS_REPLICATES_FULL - 1) * BW_REP_SHIFT <= BW_STAGGER, "replicate offsets stay inside the slack");
-static void arrays_shift(const struct bw_arrays *base, size_t k, struct bw_arrays *x)
+static void arrays_shift(const struct bw_arrays *base, size_t k, uint64_t page_off, struct bw_arrays *x)
 {
     *x = *base;
-    size_t d = k % (BW_STAGGER / BW_REP_SHIFT + 1) * BW_REP_SHIFT / sizeof(double); /* inside the slack */
+    /* inside the slack, plus a whole-page offset (bw_rep_page_offset; 0: the same pages) */
+    size_t d = k % (BW_STAGGER / BW_REP_SHIFT + 1) * BW_REP_SHIFT / sizeof(double) + page_off / sizeof(double);
     if (x->a)
         x->a += d;
     if (x->b)
@@ -427,16 +428,8 @@ static size_t bw_unit_elems(size_t n) { return n <= BW_CHUNK_ELEMS ? n : BW_CHUN
 static int bw_loop_setup(void *arg, size_t k)
 {
     struct bw_loop *l = arg;
-    arrays_shift(&l->base, l->rep0 + k, &l->x);
     l->page_off = l->move ? bw_rep_page_offset(l->t, &l->base, l->rep0 + k, l->of) : 0;
-    if (l->page_off) {
-        if (l->x.a)
-            l->x.a = (double *)((uint8_t *)l->x.a + l->page_off);
-        if (l->x.b)
-            l->x.b = (double *)((uint8_t *)l->x.b + l->page_off);
-        if (l->x.c)
-            l->x.c = (double *)((uint8_t *)l->x.c + l->page_off);
-    }
+    arrays_shift(&l->base, l->rep0 + k, l->page_off, &l->x);
     return k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH;
 }
 
@@ -933,7 +926,7 @@ static int mt_setup(void *ctx, size_t k)
 {
     const struct mt_ctx *mc = ctx;
     for (size_t i = 0; i < mc->n; i++)
-        arrays_shift(&mc->base[i], k, &jobs[i].x);
+        arrays_shift(&mc->base[i], k, 0, &jobs[i].x);
     return k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH;
 }
 
