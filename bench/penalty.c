@@ -85,6 +85,11 @@ void pm_stats_diff(const struct stats *a, const struct stats *b, struct stats *d
         .between_spread = MAX(a->between_spread, b->between_spread),
     };
     d->spread = d->cv;
+    if (a->next_level > 0 && b->next_level > 0) { /* the next run's difference, combined the same way */
+        d->next_lo = m - hyp(a->median - a->next_lo, b->next_hi - b->median);
+        d->next_hi = m + hyp(a->next_hi - a->median, b->median - b->next_lo);
+        d->next_level = MIN(a->next_level, b->next_level);
+    }
 }
 
 /* ---- the measured loops ------------------------------------------------------------------------------- */

@@ -200,6 +200,13 @@ void stats_scale(struct stats *s, double k)
     s->stddev *= k < 0 ? -k : k;
     s->ci_lo *= k;
     s->ci_hi *= k;
+    s->next_lo *= k;
+    s->next_hi *= k;
+    if (k < 0) { /* a negative factor swaps the next-run interval's ends (the CI keeps its fields as before) */
+        double t = s->next_lo;
+        s->next_lo = s->next_hi;
+        s->next_hi = t;
+    }
     s->allow_lo *= k < 0 ? -k : k;
     s->allow_hi *= k < 0 ? -k : k;
 }
@@ -214,12 +221,16 @@ void stats_widen(struct stats *s, double lo, double hi)
     s->ci_hi += hi;
     s->allow_lo += lo;
     s->allow_hi += hi;
+    if (s->next_level > 0) {
+        s->next_lo -= 2 * lo;
+        s->next_hi += 2 * hi;
+    }
 }
 
 void stats_scale_unc(struct stats *s, double k, double u)
 {
     u = nonneg(u);
-    double lo = s->ci_lo, hi = s->ci_hi;
+    double lo = s->ci_lo, hi = s->ci_hi, xlo = s->next_lo, xhi = s->next_hi;
     stats_scale(s, k);
     if (!(k > 0) || u == 0)
         return;
@@ -227,6 +238,49 @@ void stats_scale_unc(struct stats *s, double k, double u)
     double nlo = lo * k * (lo >= 0 ? 1 - u : 1 + u);
     double nhi = hi * k * (hi >= 0 ? 1 + u : 1 - u);
     stats_widen(s, s->ci_lo - nlo, nhi - s->ci_hi);
+    if (s->next_level > 0) { /* this run's factor and the next run's own, each at its outward end */
+        double dl = xlo >= 0 ? 1 - u : 1 + u, dh = xhi >= 0 ? 1 + u : 1 - u;
+        s->next_lo = xlo * k * dl * dl;
+        s->next_hi = xhi * k * dh * dh;
+    }
+}
+
+/* C(n, k) as a double: exact up to 2^53, which C(64, 32) (the largest used here) stays within by 10 bits. */
+static double binom(size_t n, size_t k)
+{
+    if (k > n)
+        return 0;
+    if (k > n - k)
+        k = n - k;
+    double c = 1;
+    for (size_t i = 1; i <= k; i++)
+        c = c * (double)(n - k + i) / (double)i;
+    return c;
+}
+
+void stats_next_median_ranks(size_t r, size_t *lo, size_t *hi, double *level)
+{
+    *lo = 0;
+    *hi = r ? r - 1 : 0;
+    *level = 0;
+    if (r < 2 || r > STATS_MAX_REPLICATES)
+        return;
+    size_t h = (r + 1) / 2;
+    double total = binom(2 * r, r), cum = 0, best = 0;
+    size_t l = 0;
+    for (size_t k = 0; k <= (r - 1) / 2; k++) {
+        cum += binom(k + h - 1, h - 1) * binom(2 * r - k - h, r - h) / total; /* P(K <= k) */
+        double lv = 1 - 2 * cum;
+        if (k == 0)
+            best = lv;
+        if (lv < 0.95)
+            break;
+        l = k;
+        best = lv;
+    }
+    *lo = l;
+    *hi = r - 1 - l;
+    *level = best;
 }
 
 static double median_of(double *v, size_t n)
@@ -273,6 +327,9 @@ void stats_replicates(const struct stats *reps, size_t r, struct stats *out)
     stats_median_ci_ranks(m, &lo, &hi, &exact);
     out->ci_lo = med[lo];
     out->ci_hi = med[hi];
+    stats_next_median_ranks(m, &lo, &hi, &out->next_level);
+    out->next_lo = med[lo];
+    out->next_hi = med[hi];
     /* Each replicate's median is known only to within its allowance (a reading's tick, its overhead), and an
      * order statistic of values each moved by at most a moves by at most a: the interval across the replicates
      * takes the largest allowance of any replicate on each side. */
@@ -327,6 +384,9 @@ void stats_reciprocal(const struct stats *x, double k, struct stats *out)
         .spread = x->spread, /* likewise */
         .ci_lo = recip(k, x->ci_hi),
         .ci_hi = recip(k, x->ci_lo),
+        .next_lo = recip(k, x->next_hi),
+        .next_hi = recip(k, x->next_lo),
+        .next_level = x->next_level,
         /* what the allowance of x moves the reciprocal's bounds by (the bounds above already hold it) */
         .allow_lo = nonneg(recip(k, x->ci_hi - nonneg(x->allow_hi)) - recip(k, x->ci_hi)),
         .allow_hi = nonneg(recip(k, x->ci_lo) - recip(k, x->ci_lo + nonneg(x->allow_lo))),

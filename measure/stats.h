@@ -28,6 +28,13 @@ struct stats {
      * reading's +-1 clock step and the overhead estimate's own interval, per region over iters x work; a unit
      * conversion's uncertainty). ci_lo = x[l] - allow_lo, ci_hi = x[u] + allow_hi. 0: none. */
     double allow_lo, allow_hi;
+    /* A figure of replicates > 1 only (0 otherwise): where another run's figure (the median of its own R
+     * replicates, set up the same way) falls, at probability next_level or more, whatever the distribution, as
+     * long as that run's replicates are exchangeable with this run's (stats_next_median_ranks;
+     * docs/measurement.md "Replicates"). ci_lo / ci_hi say how precisely this run knows its median; this is what
+     * the next run will report. It holds every allowance twice (this run's and the next run's reading and
+     * calibration). */
+    double next_lo, next_hi, next_level;
 };
 
 /* Ascending heapsort: in place, O(n log n) worst case, no recursion (kernel stacks are small). NaNs
@@ -48,10 +55,24 @@ void stats_compute(double *samples, size_t n, struct stats *out);
  * n < 6 no such interval exists: the whole sample (0, n-1) is returned and *exact is false. */
 void stats_median_ci_ranks(size_t n, size_t *lo, size_t *hi, bool *exact);
 
+/* Ranks (0-based, into this run's R sorted replicate medians) of a distribution-free prediction interval for
+ * another run's median of R replicates: with the 2R replicates of the two runs exchangeable, the number K of
+ * this run's medians below the other run's median Y (its ceil(R/2)-th order statistic; for even R the lower
+ * of the two it averages, which bounds the average's probability from below) has
+ *   P(K = k) = C(k + h - 1, h - 1) C(2R - k - h, R - h) / C(2R, R),  h = ceil(R / 2),
+ * and x[l] <= Y <= x[R - 1 - l] exactly when l + 1 <= K <= R - 1 - l, so level = 1 - 2 P(K <= l). Returns the
+ * largest l whose level is >= 95 % and its level; where even the whole range (l = 0) is below 95 % (R <= 7:
+ * R = 9 gives 97.06 %, R = 7 93.0 %, R = 5 83.3 %), l = 0 and that lower level. For comparison, the 95 %
+ * confidence interval of the median (stats_median_ci_ranks, x[1]..x[7] of 9) holds the other run's median
+ * with probability 86.9 % only: it says how well this run knows its median, not where the next run lands.
+ * R in 2..STATS_MAX_REPLICATES; other R: (0, R - 1 or 0) and level 0. */
+void stats_next_median_ranks(size_t r, size_t *lo, size_t *hi, double *level);
+
 /* Combines R >= 1 replicates' statistics (each from stats_compute, or from this function with R = 1) into
  * one figure: median = the median of the replicate medians, ci_lo / ci_hi = the distribution-free interval
  * of stats_median_ci_ranks over the R sorted replicate medians (R >= 6 for 95 %; below, the range of the
- * medians), n = the samples of all replicates, min / max over all of them, p10 / p90 / spread / cv / mean
+ * medians), next_lo / next_hi / next_level the prediction interval of stats_next_median_ranks over them (R >= 2;
+ * each widened by twice the largest replicate allowance), n = the samples of all replicates, min / max over all of them, p10 / p90 / spread / cv / mean
  * the median of the replicates' values (they describe the samples within a replicate), within_ci and
  * between_spread as in struct stats. Replicates with no samples are skipped; none left: every field 0; one
  * left: its statistics as they are (replicates 1).
@@ -62,14 +83,16 @@ void stats_replicates(const struct stats *reps, size_t r, struct stats *out);
 /* Scales every location field of s by k > 0 (unit conversion); spread, cv and n are unchanged. */
 void stats_scale(struct stats *s, double k);
 /* Widens the interval by lo below and hi above (each >= 0; negative or NaN counts as 0), adding them to
- * allow_lo / allow_hi: an uncertainty that no sample scatters. */
+ * allow_lo / allow_hi: an uncertainty that no sample scatters. A next-run interval (next_level > 0) is widened by
+ * twice as much: the next run has an uncertainty of its own of the same size. */
 void stats_widen(struct stats *s, double lo, double hi);
 /* stats_scale by a factor known only to within a relative u >= 0 (a calibrated rate): the location fields
  * are scaled by k, and the interval by interval arithmetic on its bounds: ci_lo x k (1 - u), ci_hi x k (1 + u)
- * (for ci_lo >= 0; a negative bound moves outwards the same way), the added width entering allow_lo / allow_hi. */
+ * (for ci_lo >= 0; a negative bound moves outwards the same way), the added width entering allow_lo / allow_hi.
+ * A next-run interval's bounds by (1 -+ u)^2: this run's factor and the next run's own. */
 void stats_scale_unc(struct stats *s, double k, double u);
-/* The statistics of k / x from those of x (k > 0, x > 0): quantiles swap ends (the reciprocal is monotone
- * decreasing), spread and cv are kept to first order. Used for rates from times (bytes / s). */
+/* The statistics of k / x from those of x (k > 0, x > 0): quantiles and interval bounds (next_lo / next_hi
+ * too) swap ends (the reciprocal is monotone decreasing), spread and cv are kept to first order. Used for rates from times (bytes / s). */
 void stats_reciprocal(const struct stats *x, double k, struct stats *out);
 
 /* Window of most recent samples the stop rule looks at (copied to the stack: 8 bytes each). */

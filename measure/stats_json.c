@@ -30,6 +30,11 @@ void stats_json(struct json *j, const struct stats *s, const char *unit)
         json_kv_uint(j, "replicates", s->replicates);
         json_kv_double(j, "within_ci", s->within_ci);
         json_kv_double(j, "between_spread", s->between_spread);
+        if (s->next_level > 0) { /* where the next run's figure falls (stats_next_median_ranks) */
+            json_kv_double(j, "next_lo", s->next_lo);
+            json_kv_double(j, "next_hi", s->next_hi);
+            json_kv_double(j, "next_level", s->next_level);
+        }
     }
 }
 

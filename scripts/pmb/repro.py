@@ -1,11 +1,20 @@
-"""pmubench repro: does a figure's 95 % CI hold on the next run? (docs/measurement.md, "Replicates").
+"""pmubench repro: do a figure's intervals hold on the next run? (docs/measurement.md, "Replicates").
 
 Takes N runs (verified logs given on the command line, or N runs of the hosted runner made here) and,
 for every figure class (the Table 2 rows by level, the sweep points by the cache level their working set
-fits, bandwidth, penalties, c2c, ...), counts over ordered pairs of runs (i, j), i != j, how often the
-interval [ci_lo, ci_hi] of a figure in run i holds the median of the same figure in run j. Only figures
-whose final verdict in run i (the record's quality, made suspect by a disagreeing cross-check of that
-run) is `ok` count towards the coverage; `noisy` figures are shown beside them and may miss.
+fits, bandwidth, penalties, c2c, ...), counts over ordered pairs of runs (i, j), i != j, how often an
+interval of a figure in run i holds the median of the same figure in run j:
+
+- the 95 % CI [ci_lo, ci_hi] of the median: how well run i knows its own median. Even where every run is
+  set up alike (replicates exchangeable across runs) it holds another run's median with probability below
+  95 %, since that median scatters as well: 86.9 % for the sign-test interval x[1]..x[7] of 9 replicates
+  (EXPECTED_CI_NEXT);
+- the next-run interval [next_lo, next_hi] (stats_next_median_ranks, records with replicates): where the next
+  run's median falls, at probability next_level (97.1 % for 9 replicates). A figure without one (a single
+  series, a derived figure) is counted with its CI.
+
+Only figures whose final verdict in run i (the record's quality, made suspect by a disagreeing cross-check
+of that run) is `ok` count towards the coverage; `noisy` figures are shown beside them and may miss.
 
 This is a benchmark of the tool's intervals, not a test: its numbers depend on the machine and its load.
 """
@@ -29,11 +38,25 @@ def _num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-class Fig:
-    __slots__ = ("name", "cls", "median", "lo", "hi", "quality")
+# P(the CI x[1]..x[7] of 9 replicate medians holds another run's median of 9), the runs' 18 replicates
+# exchangeable: 1 - 2 P(K <= 1), K the number of this run's medians below the other's (stats.h,
+# stats_next_median_ranks). The CI is a statement about this run's median, so this is its ceiling here.
+def expected_ci_next(r=9, lo=1):
+    h = (r + 1) // 2
+    tot = math.comb(2 * r, r)
+    return 1 - 2 * sum(math.comb(k + h - 1, h - 1) * math.comb(2 * r - k - h, r - h) for k in range(lo + 1)) / tot
 
-    def __init__(self, name, cls, median, lo, hi, quality):
+
+EXPECTED_CI_NEXT = expected_ci_next()
+
+
+class Fig:
+    __slots__ = ("name", "cls", "median", "lo", "hi", "quality", "nlo", "nhi")
+
+    def __init__(self, name, cls, median, lo, hi, quality, nlo=None, nhi=None):
         self.name, self.cls, self.median, self.lo, self.hi, self.quality = name, cls, median, lo, hi, quality
+        # the next-run interval; the CI where the figure has none
+        self.nlo, self.nhi = (nlo, nhi) if nlo is not None and nhi is not None else (lo, hi)
 
 
 def _cache_sizes(run_rec):
@@ -107,8 +130,10 @@ def figures(run):
             if name in marked and q in ("ok", "noisy"):
                 q = "suspect"
             lo, hi = f.get("ci_lo"), f.get("ci_hi")
+            nlo, nhi = f.get("next_lo"), f.get("next_hi")
+            nok = _num(nlo) and _num(nhi)
             out[name] = Fig(name, classify(r, name, caches), f["median"], lo if _num(lo) else None,
-                            hi if _num(hi) else None, q)
+                            hi if _num(hi) else None, q, nlo if nok else None, nhi if nok else None)
     return out
 
 
@@ -117,6 +142,8 @@ class Row:
         self.pairs = self.covered = 0
         self.noisy_pairs = self.noisy_covered = 0
         self.okok_pairs = self.okok_covered = 0  # ok pairs whose other run's figure is ok as well
+        self.next_covered = 0   # ok pairs whose next-run interval (or CI, without one) holds the other median
+        self.next_half = []     # next-run interval half-width / |median| of ok figures
         self.figs = set()
         self.dev = []   # |median_j / median_i - 1| of ok figures
         self.half = []  # CI half-width / |median| of ok figures
@@ -146,6 +173,7 @@ def coverage(runs_figs):
                 if f.quality == "ok":
                     row.pairs += 1
                     row.covered += hit
+                    row.next_covered += f.nlo is not None and f.nlo <= g.median <= f.nhi
                     if g.quality == "ok":
                         row.okok_pairs += 1
                         row.okok_covered += hit
@@ -153,6 +181,8 @@ def coverage(runs_figs):
                     if f.median:
                         row.dev.append(abs(g.median / f.median - 1))
                         row.half.append((f.hi - f.lo) / 2 / abs(f.median))
+                        if f.nlo is not None:
+                            row.next_half.append((f.nhi - f.nlo) / 2 / abs(f.median))
                 else:
                     row.noisy_pairs += 1
                     row.noisy_covered += hit
@@ -165,10 +195,14 @@ def _pct(a, b):
 
 def table(rows, n_runs):
     """The human table, one line per class and a total over the ok figures."""
-    out = ["Coverage over %d runs: how often an ok figure's 95 %% CI holds another run's median (ok->ok: of those "
-           "pairs, the ones where the other run's figure is ok too)" % n_runs,
-           "  %-12s %7s %12s %9s %14s %15s %16s %16s" % ("class", "figures", "ok pairs", "covered", "median |dev|",
-                                                         "median CI +-", "noisy covered", "ok->ok covered")]
+    out = ["Coverage over %d runs: how often an ok figure's interval holds another run's median. covered: its 95 %% "
+           "CI (which holds another run's median %.1f %% of the time where the runs' 9 replicates are alike: it is "
+           "about this run's median); next: its next-run interval (next_lo..next_hi, %.1f %% for 9 replicates; the "
+           "CI where it has none); ok->ok: CI coverage of the pairs whose other run's figure is ok too"
+           % (n_runs, 100 * EXPECTED_CI_NEXT, 100 * expected_ci_next(9, 0)),
+           "  %-12s %7s %12s %9s %9s %14s %15s %15s %16s %16s" % (
+               "class", "figures", "ok pairs", "covered", "next", "median |dev|", "median CI +-", "median next +-",
+               "noisy covered", "ok->ok covered")]
     tot = Row()
     for c in CLASSES:
         r = rows.get(c)
@@ -180,16 +214,19 @@ def table(rows, n_runs):
         tot.noisy_covered += r.noisy_covered
         tot.okok_pairs += r.okok_pairs
         tot.okok_covered += r.okok_covered
+        tot.next_covered += r.next_covered
         tot.figs |= r.figs
-        dev, half = _median(r.dev), _median(r.half)
-        out.append("  %-12s %7d %12s %9s %14s %15s %16s %16s" % (
-            c, len(r.figs), "%d/%d" % (r.covered, r.pairs), _pct(r.covered, r.pairs),
+        dev, half, nhalf = _median(r.dev), _median(r.half), _median(r.next_half)
+        out.append("  %-12s %7d %12s %9s %9s %14s %15s %15s %16s %16s" % (
+            c, len(r.figs), "%d/%d" % (r.covered, r.pairs), _pct(r.covered, r.pairs), _pct(r.next_covered, r.pairs),
             "%.2f %%" % (100 * dev) if dev is not None else "-",
             "%.2f %%" % (100 * half) if half is not None else "-",
+            "%.2f %%" % (100 * nhalf) if nhalf is not None else "-",
             "%s of %d" % (_pct(r.noisy_covered, r.noisy_pairs).strip(), r.noisy_pairs),
             "%s of %d" % (_pct(r.okok_covered, r.okok_pairs).strip(), r.okok_pairs)))
-    out.append("  %-12s %7d %12s %9s %14s %15s %16s %16s" % (
-        "all ok", len(tot.figs), "%d/%d" % (tot.covered, tot.pairs), _pct(tot.covered, tot.pairs), "", "",
+    out.append("  %-12s %7d %12s %9s %9s %14s %15s %15s %16s %16s" % (
+        "all ok", len(tot.figs), "%d/%d" % (tot.covered, tot.pairs), _pct(tot.covered, tot.pairs),
+        _pct(tot.next_covered, tot.pairs), "", "", "",
         "%s of %d" % (_pct(tot.noisy_covered, tot.noisy_pairs).strip(), tot.noisy_pairs),
         "%s of %d" % (_pct(tot.okok_covered, tot.okok_pairs).strip(), tot.okok_pairs)))
     return "\n".join(out), tot

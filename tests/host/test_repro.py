@@ -57,6 +57,44 @@ def three_runs(tmp_path, l1=(1.0, 1.0, 1.0), extra=None):
     return paths
 
 
+def test_next_run_interval_is_counted_beside_the_ci(tmp_path):
+    """A figure with a next-run interval (next_lo / next_hi) is counted with it in the `next` column; one without
+    (a single series) with its CI."""
+    paths = []
+    for i, m in enumerate((1.0, 1.012, 1.03)):
+        recs = [fig("data_source", "data_source/L1", m, m * 0.995, m * 1.005, source="L1", replicates=9,
+                    next_lo=m * 0.985, next_hi=m * 1.015, next_level=0.97),
+                fig("penalty", "penalty/x", 4.0 + 0.1 * i, 3.95 + 0.1 * i, 4.05 + 0.1 * i)]
+        paths.append(write_log(tmp_path, "n%d.log" % i, recs))
+    rows = repro.coverage([repro.figures(parse.read_log(p)) for p in paths])
+    # CI: 0.995..1.005 holds neither 1.012 nor 1.03; 1.00694..1.01706 neither 1.0 nor 1.03; 1.02485..1.03515
+    # neither. Next: 0.985..1.015 holds 1.012; 0.99682..1.02718 holds 1.0; 1.01455..1.04545 neither
+    assert (rows["table2/L1"].covered, rows["table2/L1"].next_covered, rows["table2/L1"].pairs) == (0, 2, 6)
+    # no next-run interval: the CI (+-0.05 around medians 0.1 apart) for both columns
+    assert (rows["penalty"].covered, rows["penalty"].next_covered) == (0, 0)
+    text, tot = repro.table(rows, 3)
+    assert tot.next_covered == 2 and " 16.7 %" in text  # 2 of 12 ok pairs
+    assert "86.9 %" in text and "97.1 %" in text
+
+
+def test_expected_coverage_of_exchangeable_runs():
+    """The reference levels printed with the table: the sign-test CI of 9 medians holds another run's median
+    86.9 % of the time, the whole range of the 9 (the next-run interval) 97.1 %; checked by simulation."""
+    import random
+    assert abs(repro.EXPECTED_CI_NEXT - 0.8688) < 1e-4
+    assert abs(repro.expected_ci_next(9, 0) - 0.97059) < 1e-4
+    rnd = random.Random(19)
+    hit_ci = hit_next = 0
+    n = 20000
+    for _ in range(n):
+        a = sorted(rnd.random() for _ in range(9))
+        b = sorted(rnd.random() for _ in range(9))[4]
+        hit_ci += a[1] <= b <= a[7]
+        hit_next += a[0] <= b <= a[8]
+    assert abs(hit_ci / n - repro.EXPECTED_CI_NEXT) < 0.01
+    assert abs(hit_next / n - repro.expected_ci_next(9, 0)) < 0.006
+
+
 def test_coverage_per_class(tmp_path):
     runs = [parse.read_log(p) for p in three_runs(tmp_path, l1=(1.0, 1.005, 1.03))]
     rows = repro.coverage([repro.figures(r) for r in runs])

@@ -278,6 +278,25 @@ static void test_allowance(void **state)
     assert_near(c.ci_hi, 107 + 0.2, 1e-12);
     assert_near(c.allow_lo, 0.8, 1e-12);
     assert_near(c.allow_hi, 0.2, 1e-12);
+    /* the next-run interval: the whole range of 9 medians (97.06 %), each side widened by twice the allowance */
+    assert_near(c.next_level, 1 - 2 * 715.0 / 48620.0, 1e-12);
+    assert_near(c.next_lo, 100 - 1.6, 1e-12);
+    assert_near(c.next_hi, 108 + 0.4, 1e-12);
+    stats_widen(&c, 0.5, 0); /* a later allowance: the CI once, the next run's interval twice */
+    assert_near(c.ci_lo, 101 - 0.8 - 0.5, 1e-12);
+    assert_near(c.next_lo, 100 - 1.6 - 1.0, 1e-12);
+    struct stats c2 = c;
+    stats_scale(&c2, -1); /* a negative factor swaps its ends */
+    assert_near(c2.next_lo, -(108 + 0.4), 1e-12);
+    assert_near(c2.next_hi, -(100 - 2.6), 1e-12);
+    struct stats cr;
+    stats_reciprocal(&c, 1000, &cr);
+    assert_near(cr.next_lo, 1000 / 108.4, 1e-12);
+    assert_near(cr.next_hi, 1000 / 97.4, 1e-12);
+    assert_near(cr.next_level, c.next_level, 0);
+    /* one replicate: no next-run interval */
+    stats_replicates(r, 1, &c2);
+    assert_near(c2.next_level, 0, 0);
     /* the reciprocal: bounds swap, and the allowance is what it moves the new bounds by */
     struct stats x = {.n = 6, .median = 4, .ci_lo = 3, .ci_hi = 5, .allow_lo = 1, .allow_hi = 1};
     struct stats y;
@@ -311,6 +330,74 @@ static void test_scale_unc(void **state)
     assert_near(e.ci_lo, 1.5, 0);
     assert_near(e.ci_hi, 6, 0);
     assert_near(e.allow_lo + e.allow_hi, 0, 0);
+    /* a next-run interval: this run's factor and the next run's own */
+    struct stats f = {.n = 10, .median = 10, .ci_lo = 9.5, .ci_hi = 10.5, .replicates = 9,
+                      .next_lo = 9, .next_hi = 11, .next_level = 0.97};
+    stats_scale_unc(&f, 2, 0.01);
+    assert_near(f.ci_lo, 9.5 * 2 * 0.99, 1e-12);
+    assert_near(f.next_lo, 9 * 2 * 0.99 * 0.99, 1e-12);
+    assert_near(f.next_hi, 11 * 2 * 1.01 * 1.01, 1e-12);
+}
+
+/* The next run's median: exact ranks and levels, and the level checked by simulating exchangeable runs. */
+static uint64_t lcg_state = 0x9e3779b97f4a7c15ull;
+static double lcg_unit(void)
+{
+    lcg_state = lcg_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(lcg_state >> 11) / 9007199254740992.0;
+}
+
+static double median_sorted(double *v, size_t n)
+{
+    stats_sort(v, n);
+    return stats_quantile_sorted(v, n, 0.5);
+}
+
+static void test_next_median_ranks(void **state)
+{
+    (void)state;
+    size_t lo, hi;
+    double lv;
+    stats_next_median_ranks(9, &lo, &hi, &lv); /* the full profile's R */
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 8);
+    assert_near(lv, 1 - 2 * 715.0 / 48620.0, 1e-12); /* P(K = 0) = C(4,4) C(13,4) / C(18,9) */
+    stats_next_median_ranks(7, &lo, &hi, &lv); /* even the whole range is below 95 % */
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 6);
+    assert_true(lv > 0.929 && lv < 0.931);
+    stats_next_median_ranks(15, &lo, &hi, &lv); /* x[2]..x[12] would be 94.98 %: x[1]..x[13] */
+    assert_int_equal(lo, 1);
+    assert_int_equal(hi, 13);
+    assert_true(lv > 0.985 && lv < 0.986);
+    stats_next_median_ranks(31, &lo, &hi, &lv);
+    assert_true(lo >= 4 && lv >= 0.95);
+    stats_next_median_ranks(1, &lo, &hi, &lv);
+    assert_near(lv, 0, 0);
+    stats_next_median_ranks(STATS_MAX_REPLICATES + 1, &lo, &hi, &lv);
+    assert_near(lv, 0, 0);
+    /* the level is what exchangeable runs give: R replicates per run, two runs, the second's median inside the
+     * first's interval; odd R exactly, even R (the average of two middle values) at least */
+    const size_t rs[] = {5, 8, 9, 15};
+    for (size_t t = 0; t < sizeof rs / sizeof rs[0]; t++) {
+        size_t r = rs[t], hit = 0, trials = 100000;
+        stats_next_median_ranks(r, &lo, &hi, &lv);
+        double a[STATS_MAX_REPLICATES], b[STATS_MAX_REPLICATES];
+        for (size_t i = 0; i < trials; i++) {
+            for (size_t k = 0; k < r; k++) {
+                a[k] = lcg_unit();
+                b[k] = lcg_unit();
+            }
+            stats_sort(a, r);
+            double m = median_sorted(b, r);
+            hit += a[lo] <= m && m <= a[hi];
+        }
+        double f = (double)hit / (double)trials; /* binomial sd <= 0.16 % at 1e5 trials */
+        if (r % 2)
+            assert_true(f > lv - 0.006 && f < lv + 0.006);
+        else
+            assert_true(f > lv - 0.006);
+    }
 }
 
 /* The stop rule on the published interval: the allowance counts. */
@@ -334,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_robust_cv),              cmocka_unit_test(test_robust_cv_window),
         cmocka_unit_test(test_should_stop),            cmocka_unit_test(test_allowance),
         cmocka_unit_test(test_scale_unc),              cmocka_unit_test(test_should_stop_allow),
+        cmocka_unit_test(test_next_median_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
