@@ -307,7 +307,8 @@ static void random_part(void *ctx, unsigned w)
 
 static int random_step(struct chain_par *c, enum chain_par_step step, const uint32_t *ids, uint32_t nw)
 {
-    struct random_step s = {c, step};
+    static struct random_step s; /* as c: not on a stack that a part still running elsewhere would outlive */
+    s = (struct random_step){c, step};
     return par_step(random_part, &s, ids, nw);
 }
 
@@ -333,7 +334,7 @@ static void page_part(void *ctx, unsigned w) { chain_page_par_part(ctx, w); }
 
 static void *page_in_parts(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n)
 {
-    struct chain_page_par c;
+    static struct chain_page_par c; /* as random_in_parts' */
     uint32_t ids[CHAIN_PAR_PARTS];
     if (chain_page_par_init(&c, buf, p, scratch, scratch_bytes) != 0)
         return NULL;
