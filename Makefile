@@ -171,6 +171,7 @@ test_record.links           := kernel/record.c kernel/crc32.c kernel/json.c kern
 test_run_desc.links         := kernel/run_desc.c kernel/config.c kernel/cpuid.c kernel/json.c kernel/fmt.c
 test_rand.links             := measure/rand.c
 test_chain.links            := measure/chain.c measure/rand.c
+test_chain.libs             := -pthread
 test_stats.links            := measure/stats.c measure/rand.c
 test_knee.links             := measure/knee.c measure/stats.c measure/rand.c
 test_engine.links           := measure/engine.c measure/stats.c

@@ -238,10 +238,10 @@ int lat_chase_warm(void *start, size_t n, bool own_cpu, const struct lat_reps *r
 
 struct lat_chain_cost lat_chain_last;
 
-/* One step of a chain built in parts: the parts first, first + stride, ... */
+/* One step of a chain built in parts: part(ctx, w) for w = first, first + stride, ... */
 struct par_job {
-    struct chain_par *c;
-    enum chain_par_step step;
+    void (*part)(void *ctx, unsigned w);
+    void *ctx;
     unsigned first, stride;
 };
 
@@ -249,7 +249,7 @@ static void par_job_run(void *arg)
 {
     struct par_job *j = arg;
     for (unsigned w = j->first; w < CHAIN_PAR_PARTS; w += j->stride)
-        chain_par_step(j->c, j->step, w);
+        j->part(j->ctx, w);
 }
 
 /* The benchmark CPU and the other CPUs of its node (at most CHAIN_PAR_PARTS): the chain's memory is there. */
@@ -268,18 +268,18 @@ static uint32_t par_cpus(uint32_t *ids)
 uint32_t lat_build_cpus(enum chain_mode mode)
 {
     uint32_t ids[CHAIN_PAR_PARTS];
-    return mode == CHAIN_RANDOM ? par_cpus(ids) : 1;
+    return mode == CHAIN_RANDOM || mode == CHAIN_PAGE ? par_cpus(ids) : 1;
 }
 
 /* Every part of one step, spread over the CPUs; a CPU that cannot take its share leaves it to this one.
  * -1 when a CPU did not finish (its parts may still be running: the chain is not used). */
-static int par_step(struct chain_par *c, enum chain_par_step step, const uint32_t *ids, uint32_t nw)
+static int par_step(void (*part)(void *, unsigned), void *ctx, const uint32_t *ids, uint32_t nw)
 {
     struct par_job jobs[CHAIN_PAR_PARTS] = {{0}};
     bool started[CHAIN_PAR_PARTS] = {false};
     nw = MAX(MIN(nw, CHAIN_PAR_PARTS), 1u);
     for (uint32_t k = 0; k < nw; k++)
-        jobs[k] = (struct par_job){c, step, k, nw};
+        jobs[k] = (struct par_job){part, ctx, k, nw};
     for (uint32_t k = 1; k < nw; k++)
         started[k] = plat_start(ids[k], par_job_run, &jobs[k]) == 0;
     par_job_run(&jobs[0]);
@@ -293,7 +293,26 @@ static int par_step(struct chain_par *c, enum chain_par_step step, const uint32_
     return rc;
 }
 
-static void *chain_in_parts(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n)
+/* CHAIN_RANDOM: one step of chain_par's. */
+struct random_step {
+    struct chain_par *c;
+    enum chain_par_step step;
+};
+
+static void random_part(void *ctx, unsigned w)
+{
+    struct random_step *s = ctx;
+    chain_par_step(s->c, s->step, w);
+}
+
+static int random_step(struct chain_par *c, enum chain_par_step step, const uint32_t *ids, uint32_t nw)
+{
+    static struct random_step s; /* as c: not on a stack that a part still running elsewhere would outlive */
+    s = (struct random_step){c, step};
+    return par_step(random_part, &s, ids, nw);
+}
+
+static void *random_in_parts(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n)
 {
     static struct chain_par c;
     uint32_t ids[CHAIN_PAR_PARTS];
@@ -301,18 +320,57 @@ static void *chain_in_parts(void *buf, const struct chain_params *p, void *scrat
         return NULL;
     uint32_t nw = par_cpus(ids);
     lat_chain_last.cpus = nw;
-    if (par_step(&c, CHAIN_PAR_COUNT, ids, nw) != 0)
+    if (random_step(&c, CHAIN_PAR_COUNT, ids, nw) != 0)
         return NULL;
     chain_par_place(&c);
-    if (par_step(&c, CHAIN_PAR_SCATTER, ids, nw) != 0 || par_step(&c, CHAIN_PAR_SHUFFLE, ids, nw) != 0 ||
-        par_step(&c, CHAIN_PAR_LINK, ids, nw) != 0)
+    if (random_step(&c, CHAIN_PAR_SCATTER, ids, nw) != 0 || random_step(&c, CHAIN_PAR_SHUFFLE, ids, nw) != 0 ||
+        random_step(&c, CHAIN_PAR_LINK, ids, nw) != 0)
         return NULL;
     return chain_par_start(&c, n);
 }
 
+/* CHAIN_PAGE: the page cycle on this CPU, the pages' lines in parts (chain_build's chain, byte for byte). */
+static void page_part(void *ctx, unsigned w) { chain_page_par_part(ctx, w); }
+
+static void *page_in_parts(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n)
+{
+    static struct chain_page_par c; /* as random_in_parts' */
+    uint32_t ids[CHAIN_PAR_PARTS];
+    if (chain_page_par_init(&c, buf, p, scratch, scratch_bytes) != 0)
+        return NULL;
+    uint32_t nw = par_cpus(ids);
+    lat_chain_last.cpus = nw;
+    if (par_step(page_part, &c, ids, nw) != 0)
+        return NULL;
+    return chain_page_par_start(&c, n);
+}
+
+/* How lat_chain builds p: in parts (chain.h) from LAT_PAR_MIN_LINES lines on, a page-by-page chain only where
+ * its parts' scratch is no more than a random chain's of the same bytes (at least about one page per part:
+ * a chain of 2^18 lines on 1 GiB pages would want 64 line orders of 2^24 entries). */
+enum lat_build { LAT_BUILD_ONE, LAT_BUILD_RANDOM_PARTS, LAT_BUILD_PAGE_PARTS };
+
+static enum lat_build lat_build_of(const struct chain_params *p, size_t *need)
+{
+    size_t line = p->line ? p->line : CHAIN_DEFAULT_LINE;
+    size_t lines = line ? p->bytes / line : 0;
+    *need = chain_scratch_bytes(p);
+    if (*need == SIZE_MAX || lines < LAT_PAR_MIN_LINES)
+        return LAT_BUILD_ONE;
+    if (p->mode == CHAIN_RANDOM)
+        return LAT_BUILD_RANDOM_PARTS;
+    size_t page_need = p->mode == CHAIN_PAGE ? chain_page_par_scratch_bytes(p) : SIZE_MAX;
+    if (page_need != SIZE_MAX && page_need / sizeof(uint32_t) <= lines) {
+        *need = page_need;
+        return LAT_BUILD_PAGE_PARTS;
+    }
+    return LAT_BUILD_ONE;
+}
+
 void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, size_t *n)
 {
-    size_t need = chain_scratch_bytes(p);
+    size_t need;
+    enum lat_build how = lat_build_of(p, &need);
     if (need == SIZE_MAX)
         return NULL;
     if (need > 0 && (!s->b.ptr || s->b.bytes < need)) {
@@ -327,11 +385,10 @@ void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, 
             return NULL;
     }
     uint64_t t0 = timing_rdtsc();
-    size_t line = p->line ? p->line : CHAIN_DEFAULT_LINE;
     lat_chain_last.cpus = 1;
-    void *start = p->mode == CHAIN_RANDOM && p->bytes / line >= LAT_PAR_MIN_LINES
-                      ? chain_in_parts(buf, p, s->b.ptr, s->b.bytes, n)
-                      : chain_build(buf, p, s->b.ptr, s->b.ptr ? s->b.bytes : 0, n);
+    void *start = how == LAT_BUILD_RANDOM_PARTS ? random_in_parts(buf, p, s->b.ptr, s->b.bytes, n)
+                  : how == LAT_BUILD_PAGE_PARTS ? page_in_parts(buf, p, s->b.ptr, s->b.bytes, n)
+                                                : chain_build(buf, p, s->b.ptr, s->b.ptr ? s->b.bytes : 0, n);
     lat_chain_last.ticks = timing_rdtsc() - t0;
     if (start && *n <= (1u << 16) && !chain_verify(start, *n, buf, p->bytes))
         return NULL;

@@ -93,11 +93,12 @@ struct lat_scratch {
 /* chain_build over buf with p, scratch from s; n gets the element count. NULL when it cannot. Chains of
  * at most 64 Ki elements are also walked once by chain_verify. */
 void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, size_t *n);
-/* CHAIN_RANDOM chains of at least this many lines are built in parts on every CPU of the benchmark CPU's
- * NUMA node at once (measure/chain.h, "CHAIN_RANDOM built in parts"). */
+/* CHAIN_RANDOM and CHAIN_PAGE chains of at least this many lines are built in parts on every CPU of the
+ * benchmark CPU's NUMA node at once (measure/chain.h, "built in parts"; a page-by-page chain only where its
+ * parts' scratch, 4 x (pages + 64 x lines per page) bytes, is no more than 4 bytes per line). */
 #define LAT_PAR_MIN_LINES (1u << 18)
-/* The CPUs lat_chain builds a large chain of this mode on: CHAIN_RANDOM in parts on the benchmark CPU's node
- * (at most CHAIN_PAR_PARTS), the other modes on the calling CPU alone. */
+/* The CPUs lat_chain builds a large chain of this mode on: CHAIN_RANDOM and CHAIN_PAGE in parts on the
+ * benchmark CPU's node (at most CHAIN_PAR_PARTS), CHAIN_STRIDE on the calling CPU alone. */
 uint32_t lat_build_cpus(enum chain_mode mode);
 /* What the last lat_chain cost: TSC ticks and the CPUs that built it. */
 struct lat_chain_cost {

@@ -138,17 +138,14 @@ static size_t page_first(uint64_t seed, size_t u, const struct chain_geom *g)
     return (size_t)rand_below(&r, g->lines_per_unit);
 }
 
-/* Pages in one Sattolo cycle (next_page[u]: the page after u), each page's used lines in their own random
- * order, its last line linked to the first line of the next page. Written page by page in address order, each
- * page's links inside that page: one pass over the buffer instead of a jump to a random page per page (the
- * chain depends on the seed alone, not on the order the pages are written in). */
-static char *build_page(char *base, const struct chain_geom *g, uint32_t *scratch, uint64_t seed, struct rand *r)
+/* Writes pages [lo, hi): each page's used lines linked in page u's own random order (ln: lines_per_unit entries of
+ * scratch), its last line to the first line of the next page in the cycle (next_page[u]). Every link of page u
+ * lies inside page u, and the links depend on the seed and the cycle alone: disjoint ranges may be written in
+ * any order, at the same time. */
+static void write_pages(char *base, const struct chain_geom *g, const uint32_t *next_page, uint32_t *ln, uint64_t seed,
+                        size_t lo, size_t hi)
 {
-    uint32_t *next_page = scratch;
-    uint32_t *ln = scratch + g->units;
-
-    sattolo(next_page, g->units, r);
-    for (size_t u = 0; u < g->units; u++) {
+    for (size_t u = lo; u < hi; u++) {
         char *pbase = base + u * g->unit_bytes;
         page_lines(seed, u, g, ln);
         for (size_t k = 0; k + 1 < g->used_per_unit; k++)
@@ -157,6 +154,17 @@ static char *build_page(char *base, const struct chain_geom *g, uint32_t *scratc
         *(void **)(pbase + (size_t)ln[g->used_per_unit - 1] * g->line) =
             base + v * g->unit_bytes + page_first(seed, v, g) * g->line;
     }
+}
+
+/* Pages in one Sattolo cycle (next_page[u]: the page after u), each page's used lines in their own random
+ * order, its last line linked to the first line of the next page. Written page by page in address order, each
+ * page's links inside that page: one pass over the buffer instead of a jump to a random page per page (the
+ * chain depends on the seed alone, not on the order the pages are written in). */
+static char *build_page(char *base, const struct chain_geom *g, uint32_t *scratch, uint64_t seed, struct rand *r)
+{
+    uint32_t *next_page = scratch;
+    sattolo(next_page, g->units, r);
+    write_pages(base, g, next_page, scratch + g->units, seed, 0, g->units);
     return base + page_first(seed, 0, g) * g->line;
 }
 
@@ -337,4 +345,78 @@ void *chain_par_build(void *buf, const struct chain_params *p, void *scratch, si
         for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
             chain_par_step(&c, rest[s], w);
     return chain_par_start(&c, n_elems);
+}
+
+/* ---- CHAIN_PAGE in parts (chain.h) ------------------------------------------------------------------------ */
+
+static void page_par_geom(const struct chain_page_par *c, struct chain_geom *g)
+{
+    *g = (struct chain_geom){.line = c->line, .unit_bytes = c->page, .units = c->pages,
+                             .lines_per_unit = c->lines_per_page, .used_per_unit = c->used, .n = c->n};
+}
+
+size_t chain_page_par_scratch_bytes(const struct chain_params *p)
+{
+    struct chain_geom g;
+    if (!p || p->mode != CHAIN_PAGE || !chain_geom(p, &g))
+        return SIZE_MAX;
+    if (g.lines_per_unit > (SIZE_MAX / sizeof(uint32_t) - g.units) / CHAIN_PAR_PARTS)
+        return SIZE_MAX; /* a page of more lines than any scratch could hold */
+    return (g.units + (size_t)CHAIN_PAR_PARTS * g.lines_per_unit) * sizeof(uint32_t);
+}
+
+int chain_page_par_init(struct chain_page_par *c, void *buf, const struct chain_params *p, void *scratch,
+                        size_t scratch_bytes)
+{
+    struct chain_geom g;
+    struct rand r;
+    if (!c || !buf || !p || p->mode != CHAIN_PAGE || !chain_geom(p, &g) || (uintptr_t)buf % g.unit_bytes != 0)
+        return -1;
+    size_t need = chain_page_par_scratch_bytes(p);
+    if (!scratch || scratch_bytes < need || (uintptr_t)scratch % sizeof(uint32_t) != 0)
+        return -1;
+    c->base = buf;
+    c->line = g.line;
+    c->page = g.unit_bytes;
+    c->pages = g.units;
+    c->lines_per_page = g.lines_per_unit;
+    c->used = g.used_per_unit;
+    c->n = g.n;
+    c->next_page = scratch;
+    c->ln = (uint32_t *)scratch + g.units;
+    c->seed = p->seed;
+    rand_seed(&r, p->seed); /* the generator and draws of chain_build's CHAIN_PAGE: the same page cycle */
+    sattolo(c->next_page, g.units, &r);
+    return 0;
+}
+
+void chain_page_par_part(struct chain_page_par *c, unsigned part)
+{
+    struct chain_geom g;
+    if (part >= CHAIN_PAR_PARTS)
+        return;
+    page_par_geom(c, &g);
+    size_t lo = (size_t)((uint64_t)c->pages * part / CHAIN_PAR_PARTS); /* pages < 2^32 */
+    size_t hi = (size_t)((uint64_t)c->pages * (part + 1) / CHAIN_PAR_PARTS);
+    write_pages(c->base, &g, c->next_page, c->ln + (size_t)part * c->lines_per_page, c->seed, lo, hi);
+}
+
+void *chain_page_par_start(const struct chain_page_par *c, size_t *n_elems)
+{
+    struct chain_geom g;
+    page_par_geom(c, &g);
+    if (n_elems)
+        *n_elems = c->n;
+    return c->base + page_first(c->seed, 0, &g) * c->line;
+}
+
+void *chain_page_par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes,
+                           size_t *n_elems)
+{
+    struct chain_page_par c;
+    if (chain_page_par_init(&c, buf, p, scratch, scratch_bytes) != 0)
+        return NULL;
+    for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
+        chain_page_par_part(&c, w);
+    return chain_page_par_start(&c, n_elems);
 }

@@ -96,4 +96,35 @@ void *chain_par_start(const struct chain_par *c, size_t *n_elems);
 /* Every step in order on the calling CPU: chain_build's contract for CHAIN_RANDOM, with this chain. */
 void *chain_par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n_elems);
 
+/* ---- CHAIN_PAGE built in parts, on several CPUs at once ----------------------------------------------------
+ * chain_build's CHAIN_PAGE chain, byte for byte, in two steps:
+ *   chain_page_par_init (once)   checks as chain_build does and draws the page cycle (Sattolo over the pages
+ *                                with the seed's generator, as chain_build does: 4 bytes and one swap per page)
+ *   chain_page_par_part (part w) writes slice w of the pages (CHAIN_PAR_PARTS slices in address order): each
+ *                                page's used lines in the order its own generator draws, the last linked to
+ *                                the next page's first line (drawn from that page's generator)
+ * A part writes only inside its own pages and uses its own line-order scratch, so the parts may run on
+ * different CPUs at the same time and in any order: the chain depends on the seed alone. */
+struct chain_page_par {
+    char *base;
+    size_t line, page, pages, lines_per_page, used, n;
+    uint32_t *next_page; /* the page cycle: the page after page u */
+    uint32_t *ln;        /* CHAIN_PAR_PARTS x lines_per_page: each part's line order */
+    uint64_t seed;
+};
+
+/* Scratch the parts need, in bytes: 4 x (pages + CHAIN_PAR_PARTS x lines per page); SIZE_MAX for parameters
+ * chain_build would reject or a mode other than CHAIN_PAGE. */
+size_t chain_page_par_scratch_bytes(const struct chain_params *p);
+/* Checks p (CHAIN_PAGE only) and the buffers, readies c and draws the page cycle: 0, or -1. */
+int chain_page_par_init(struct chain_page_par *c, void *buf, const struct chain_params *p, void *scratch,
+                        size_t scratch_bytes);
+/* One part (0 <= part < CHAIN_PAR_PARTS): its slice of the pages. */
+void chain_page_par_part(struct chain_page_par *c, unsigned part);
+/* Where the chase starts (after every part) and how many elements the cycle has. */
+void *chain_page_par_start(const struct chain_page_par *c, size_t *n_elems);
+/* Every part in order on the calling CPU (scratch: chain_page_par_scratch_bytes). */
+void *chain_page_par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes,
+                           size_t *n_elems);
+
 #endif

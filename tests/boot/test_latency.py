@@ -359,16 +359,22 @@ def test_hosted_runner_sweep_top_and_sparse_octaves_past_the_llc(host_bench):
         assert len([x for x in dense if llc < x <= 2 * llc]) >= 3  # full density up to 2x the LLC
     for s in run.by_type("latency_series"):
         assert s["loads"] > 0 and s["build_seconds"] >= 0 and s["build_cpus"] >= 1 and s["alloc_seconds"] >= 0
-        # a fresh permutation per replicate up to 2x the LLC and 2^20 lines per CPU that builds the chain (page
-        # chains: one CPU); larger points take their replicates back to back on one chain
-        cpus = s["build_cpus"] if s["mode"] == "random" else 1
+        # a fresh permutation per replicate up to 2x the LLC and 2^20 lines per CPU that builds the chain (random
+        # and page-by-page chains alike, both built in parts on every CPU of the node: one node here); larger
+        # points take their replicates back to back on one chain
+        cpus = run.run["cpus"]
         assert s["fresh_max_bytes"] == min(2 * llc, (1 << 26) * cpus), s
         pts = [x for x in run.by_type("latency_sweep") if (x["mode"], x["page_bytes"]) == (s["mode"], s["page_bytes"])]
         assert all(x["fresh_chains"] == (x["bytes"] <= s["fresh_max_bytes"]) for x in pts), s
         assert any(not x["fresh_chains"] for x in pts) or s["mode"] == "page"
         assert s["ended"] in ("top", "page_walk_plateau") and (s["ended"] == "top" or s["mode"] == "page")
-    big = [s for s in run.by_type("latency_series") if s["mode"] == "random"]
-    assert all(s["build_cpus"] == run.run["cpus"] for s in big)  # one node here: every CPU builds
+    # one node here: every CPU builds a chain of 2^18 lines (16 MiB) or more, random or page-by-page
+    largest = {}
+    for x in run.by_type("latency_sweep"):
+        largest[x["mode"], x["page_bytes"]] = max(largest.get((x["mode"], x["page_bytes"]), 0), x["bytes"])
+    big = [s for s in run.by_type("latency_series") if largest.get((s["mode"], s["page_bytes"]), 0) >= 1 << 24]
+    assert {s["mode"] for s in big} == {"random", "page"}
+    assert all(s["build_cpus"] == run.run["cpus"] for s in big)
     assert all(s["buffer_bytes"] == top for s in run.by_type("latency_series") if s["status"] == "ok")
     bad = run_host(host_bench, "bench=latency", "sweep_top=1K", timeout=60)
     assert bad.returncode == 2 and "'sweep_top': too small" in bad.stderr

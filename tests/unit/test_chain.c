@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <cmocka.h>
 
 #include "measure/chain.h"
@@ -295,18 +296,17 @@ static void test_page_one_line_spread(void **state)
  * The pages follow one of the 2 cycles of 3 (~3000 each); each page's ordered pair of lines is one of 12
  * (~500 each); and two pages' pairs are independent (the same pair in pages 0 and 1 ~1/12 of the seeds: a
  * page's order drawn from a generator shared with, or copied from, another page's would show here). */
-static void test_page_mode_uniform(void **state)
+static void assert_page_mode_uniform(chain_build_fn build, size_t (*scratch_of)(const struct chain_params *))
 {
-    (void)state;
     enum { PAGES = 3, LPP = 4, SEEDS = 6000 };
     struct chain_params p = {.bytes = PAGES * LPP * 64, .line = 64, .page = LPP * 64, .mode = CHAIN_PAGE,
                              .lines_per_page = 2};
-    struct arena a = arena_new(p.bytes, LPP * 64, chain_scratch_bytes(&p));
+    struct arena a = arena_new(p.bytes, LPP * 64, scratch_of(&p));
     int cycle[PAGES] = {0}, pair[PAGES][LPP * LPP] = {{0}}, same01 = 0;
     for (uint64_t seed = 0; seed < SEEDS; seed++) {
         p.seed = seed;
         size_t n = 0;
-        const char *q = chain_build(a.buf, &p, a.scratch, a.scratch_bytes, &n);
+        const char *q = build(a.buf, &p, a.scratch, a.scratch_bytes, &n);
         assert_non_null(q);
         assert_int_equal(n, PAGES * 2);
         int key[PAGES], next_of_0 = -1;
@@ -335,6 +335,12 @@ static void test_page_mode_uniform(void **state)
         }
     assert_in_range(same01, 400, 600);
     arena_free(&a);
+}
+
+static void test_page_mode_uniform(void **state)
+{
+    (void)state;
+    assert_page_mode_uniform(chain_build, chain_scratch_bytes);
 }
 
 /* Lines a chain does not use keep their contents. */
@@ -698,6 +704,146 @@ static void test_par_bad_params(void **state)
     arena_free(&a);
 }
 
+/* ---- CHAIN_PAGE in parts ---------------------------------------------------------------------------- */
+
+/* Worker k of nw: parts k, k + nw, ... (how bench/lat_common.c spreads them over CPUs). */
+struct page_worker {
+    struct chain_page_par *c;
+    unsigned k, nw;
+};
+
+static void *page_worker_run(void *arg)
+{
+    struct page_worker *w = arg;
+    for (unsigned part = w->k; part < CHAIN_PAR_PARTS; part += w->nw)
+        chain_page_par_part(w->c, part);
+    return NULL;
+}
+
+/* The chain built in parts by nw threads at once into a buffer filled with 0xA5; the start in *start. */
+static void page_par_threads(const struct chain_params *p, char *buf, uint32_t *scratch, size_t scratch_bytes,
+                             unsigned nw, void **start, size_t *n)
+{
+    struct chain_page_par c;
+    pthread_t th[8];
+    struct page_worker w[8];
+    assert_true(nw >= 1 && nw <= 8);
+    assert_int_equal(chain_page_par_init(&c, buf, p, scratch, scratch_bytes), 0);
+    for (unsigned k = 0; k < nw; k++) {
+        w[k] = (struct page_worker){&c, k, nw};
+        assert_int_equal(pthread_create(&th[k], NULL, page_worker_run, &w[k]), 0);
+    }
+    for (unsigned k = 0; k < nw; k++)
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+    *start = chain_page_par_start(&c, n);
+}
+
+/* chain_build's chain, byte for byte (the lines it leaves untouched included), whether the parts run on 1, 2, 3
+ * or 7 threads at once, or one after the other backwards: for page counts around the 64 parts, some used lines
+ * per page, other page and line sizes, a partial page at the end, and a few seeds. */
+static void test_page_par_same_chain_any_workers(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t pages, page, line, lpp, tail;
+    } geo[] = {
+        {1, 4096, 64, 0, 0},   {2, 4096, 64, 0, 0},   {3, 4096, 64, 7, 0},   {63, 4096, 64, 0, 0},
+        {64, 4096, 64, 1, 0},  {65, 4096, 64, 0, 0},  {200, 4096, 64, 2, 0}, {1000, 4096, 64, 0, 100},
+        {4099, 4096, 64, 0, 0}, {130, 8192, 128, 3, 8000}, {70, 65536, 4096, 0, 0},
+    };
+    static const unsigned workers[] = {1, 2, 3, 7};
+    for (size_t g = 0; g < sizeof(geo) / sizeof(geo[0]); g++) {
+        for (uint64_t seed = 0; seed < 3; seed++) {
+            struct chain_params p = {.bytes = geo[g].pages * geo[g].page + geo[g].tail, .line = geo[g].line,
+                                     .page = geo[g].page, .mode = CHAIN_PAGE, .lines_per_page = geo[g].lpp,
+                                     .seed = seed * 0x9E3779B97F4A7C15ull + g};
+            size_t need = chain_page_par_scratch_bytes(&p);
+            size_t lpp_all = geo[g].page / geo[g].line;
+            assert_int_equal(need, 4 * (geo[g].pages + 64 * lpp_all));
+            assert_true(need >= chain_scratch_bytes(&p));
+            struct arena ref = arena_new(p.bytes, geo[g].page, need), a = arena_new(p.bytes, geo[g].page, need);
+            size_t n_ref = 0, n = 0;
+            void *s_ref = chain_build(ref.buf, &p, ref.scratch, need, &n_ref);
+            assert_non_null(s_ref);
+            for (size_t k = 0; k < sizeof(workers) / sizeof(workers[0]); k++) {
+                void *start = NULL;
+                memset(a.buf, 0xA5, a.bytes);
+                page_par_threads(&p, a.buf, a.scratch, need, workers[k], &start, &n);
+                assert_int_equal(n, n_ref);
+                assert_int_equal((char *)start - a.buf, (char *)s_ref - ref.buf);
+                /* the links point into a's buffer: compare them as offsets */
+                for (size_t off = 0; off < p.bytes; off += geo[g].line) {
+                    char *x = *(char **)(ref.buf + off), *y = *(char **)(a.buf + off);
+                    if ((uintptr_t)x == 0xA5A5A5A5A5A5A5A5ull)
+                        assert_true((uintptr_t)y == 0xA5A5A5A5A5A5A5A5ull);
+                    else
+                        assert_int_equal(y - a.buf, x - ref.buf);
+                    assert_memory_equal(ref.buf + off + 8, a.buf + off + 8, geo[g].line - 8);
+                }
+                assert_memory_equal(ref.buf + geo[g].pages * geo[g].page, a.buf + geo[g].pages * geo[g].page,
+                                    geo[g].tail);
+            }
+            /* the parts one after the other, backwards, and chain_page_par_build */
+            struct chain_page_par c;
+            memset(a.buf, 0xA5, a.bytes);
+            assert_int_equal(chain_page_par_init(&c, a.buf, &p, a.scratch, need), 0);
+            for (unsigned w = CHAIN_PAR_PARTS; w-- > 0;)
+                chain_page_par_part(&c, w);
+            char *after_backwards = malloc(p.bytes);
+            memcpy(after_backwards, a.buf, p.bytes);
+            memset(a.buf, 0xA5, a.bytes);
+            void *start = chain_page_par_build(a.buf, &p, a.scratch, need, &n);
+            assert_int_equal((char *)start - a.buf, (char *)s_ref - ref.buf);
+            assert_memory_equal(after_backwards, a.buf, p.bytes);
+            check_page_chain(&a, start, n, geo[g].line, geo[g].page, geo[g].lpp ? geo[g].lpp : lpp_all);
+            free(after_backwards);
+            arena_free(&ref);
+            arena_free(&a);
+        }
+    }
+}
+
+/* The same two-level distribution as chain_build's (it is the same chain). */
+static void test_page_par_uniform(void **state)
+{
+    (void)state;
+    assert_page_mode_uniform(chain_page_par_build, chain_page_par_scratch_bytes);
+}
+
+/* What chain_build refuses, chain_page_par_init refuses; only CHAIN_PAGE; the parts' scratch is needed. */
+static void test_page_par_bad_params(void **state)
+{
+    (void)state;
+    struct chain_page_par c;
+    struct chain_params p = {.bytes = 8192, .line = 64, .page = 4096, .mode = CHAIN_PAGE, .seed = 1};
+    size_t need = chain_page_par_scratch_bytes(&p);
+    assert_int_equal(need, 4 * (2 + 64 * 64));
+    struct arena a = arena_new(8192, 4096, need);
+    assert_int_equal(chain_page_par_init(&c, a.buf, &p, a.scratch, need), 0);
+    assert_int_equal(chain_page_par_init(&c, a.buf, &p, a.scratch, need - 4), -1); /* too small */
+    assert_int_equal(chain_page_par_init(&c, a.buf, &p, a.scratch, chain_scratch_bytes(&p)), -1);
+    assert_int_equal(chain_page_par_init(&c, a.buf, &p, NULL, need), -1);
+    assert_int_equal(chain_page_par_init(&c, NULL, &p, a.scratch, need), -1);
+    assert_int_equal(chain_page_par_init(&c, a.buf + 64, &p, a.scratch, need), -1); /* not page aligned */
+    assert_int_equal(chain_page_par_init(&c, a.buf, NULL, a.scratch, need), -1);
+    assert_null(chain_page_par_build(a.buf, &p, a.scratch, need - 4, NULL));
+    p.mode = CHAIN_RANDOM;
+    assert_true(chain_page_par_scratch_bytes(&p) == SIZE_MAX);
+    assert_int_equal(chain_page_par_init(&c, a.buf, &p, a.scratch, need), -1);
+    p.mode = CHAIN_PAGE;
+    p.bytes = 4095; /* no whole page */
+    assert_true(chain_page_par_scratch_bytes(&p) == SIZE_MAX);
+    assert_int_equal(chain_page_par_init(&c, a.buf, &p, a.scratch, need), -1);
+    p.bytes = 8192;
+    p.lines_per_page = 65;
+    assert_true(chain_page_par_scratch_bytes(&p) == SIZE_MAX);
+    p.lines_per_page = 0;
+    p.page = 3000;
+    assert_true(chain_page_par_scratch_bytes(&p) == SIZE_MAX);
+    assert_true(chain_page_par_scratch_bytes(NULL) == SIZE_MAX);
+    arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -711,6 +857,8 @@ int main(void)
         cmocka_unit_test(test_bad_params),           cmocka_unit_test(test_verify_rejects),
         cmocka_unit_test(test_par_single_cycle_any_part_order), cmocka_unit_test(test_par_uniform_and_scattered),
         cmocka_unit_test(test_par_bad_params),
+        cmocka_unit_test(test_page_par_same_chain_any_workers), cmocka_unit_test(test_page_par_uniform),
+        cmocka_unit_test(test_page_par_bad_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
