@@ -6,9 +6,46 @@
 
 static size_t n_total, n_judged, n_agree;
 
+/* Values a benchmark published for a later check's third measurement that are not ledger figures (a key of a
+ * record, named "<figure>.<key>"). */
+#define XC_NOTES 16
+static struct {
+    char name[LEDGER_NAME_MAX];
+    double value;
+    const char *unit;
+} notes[XC_NOTES];
+static size_t n_notes;
+
+/* Checks kept for the end of the run (crosscheck_defer), with their strings copied. */
+#define XC_DEFERRED_MAX 8
+static struct deferred_check {
+    struct crosscheck c;
+    char quantity[128], a[LEDGER_NAME_MAX], b[LEDGER_NAME_MAX], third[LEDGER_NAME_MAX], blame[LEDGER_NAME_MAX];
+    char why[VERDICT_REASON_MAX];
+} deferred[XC_DEFERRED_MAX];
+static size_t n_deferred;
+
 void crosscheck_reset(void)
 {
     n_total = n_judged = n_agree = 0;
+    n_notes = n_deferred = 0;
+}
+
+void crosscheck_note(const char *name, double value, const char *unit)
+{
+    if (!name)
+        return;
+    size_t i = 0;
+    while (i < n_notes && strcmp(notes[i].name, name))
+        i++;
+    if (i == n_notes) {
+        if (n_notes == XC_NOTES)
+            return;
+        n_notes++;
+    }
+    fmt_snprintf(notes[i].name, sizeof(notes[i].name), "%s", name);
+    notes[i].value = value;
+    notes[i].unit = unit;
 }
 
 void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing)
@@ -23,9 +60,15 @@ void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing)
 
 static bool is_finite(double v) { return v == v && v - v == 0; }
 
-/* The value of a usable third figure (in unit), or NaN. */
+/* The value of a usable third measurement (in unit): a noted value (crosscheck_note) or a ledger figure that is
+ * not unavailable; NaN when there is none. */
 static double third_value(const char *name, const char *unit)
 {
+    for (size_t i = 0; name && i < n_notes; i++)
+        if (!strcmp(notes[i].name, name))
+            return is_finite(notes[i].value) && notes[i].value > 0 && !(unit && notes[i].unit && strcmp(unit, notes[i].unit))
+                       ? notes[i].value
+                       : __builtin_nan("");
     const struct ledger_entry *e = name ? ledger_find(name) : NULL;
     if (!e || e->q == QUALITY_UNAVAILABLE || !is_finite(e->median) || !(e->median > 0) ||
         (unit && e->unit && strcmp(unit, e->unit)))
@@ -69,12 +112,12 @@ static int emit(const struct crosscheck *c, const char *not_judged)
     const char *blame = c->blame;
     static char third_note[160];
     const char *tnote = NULL;
-    double tv = judged && !agrees ? third_value(c->third, c->unit) : __builtin_nan("");
+    double tv = judged && c->third ? third_value(c->third, c->unit) : __builtin_nan("");
     if (c->third) {
         json_kv_str(j, "third", c->third);
         json_kv_double(j, "third_value", tv);
     }
-    if (is_finite(tv)) {
+    if (!agrees && is_finite(tv)) {
         bool a_ok = within(c->a_value, tv, c->tolerance), b_ok = within(c->b_value, tv, c->tolerance);
         if (a_ok != b_ok) {
             blame = a_ok ? c->b : c->a;
@@ -113,6 +156,41 @@ static int emit(const struct crosscheck *c, const char *not_judged)
 }
 
 int crosscheck_emit(const struct crosscheck *c) { return emit(c, c->not_judged); }
+
+static const char *keep(char *buf, size_t n, const char *s)
+{
+    if (!s)
+        return NULL;
+    fmt_snprintf(buf, n, "%s", s);
+    return buf;
+}
+
+int crosscheck_defer(const struct crosscheck *c)
+{
+    if (n_deferred == XC_DEFERRED_MAX)
+        return crosscheck_emit(c); /* no room: judged now, with what exists now */
+    struct deferred_check *d = &deferred[n_deferred++];
+    d->c = *c;
+    d->c.quantity = keep(d->quantity, sizeof(d->quantity), c->quantity);
+    d->c.a = keep(d->a, sizeof(d->a), c->a);
+    d->c.b = keep(d->b, sizeof(d->b), c->b);
+    d->c.third = keep(d->third, sizeof(d->third), c->third);
+    d->c.blame = keep(d->blame, sizeof(d->blame), c->blame);
+    d->c.why = keep(d->why, sizeof(d->why), c->why);
+    return XC_DEFERRED;
+}
+
+size_t crosscheck_run_deferred(void)
+{
+    size_t n = n_deferred;
+    if (n)
+        plat_printf("Cross-checks judged at the end of the run (a later benchmark's measurement can decide the "
+                    "blame):\n");
+    for (size_t i = 0; i < n; i++)
+        crosscheck_emit(&deferred[i].c);
+    n_deferred = 0;
+    return n;
+}
 
 int crosscheck_figures(const char *quantity, const char *a, const char *b, double tolerance, const char *blame,
                        const char *why)
