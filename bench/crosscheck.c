@@ -60,10 +60,11 @@ void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing)
 
 static bool is_finite(double v) { return v == v && v - v == 0; }
 
-/* The value of a usable third measurement (in unit): a noted value (crosscheck_note) or a ledger figure that is
- * not unavailable; NaN when there is none. */
-static double third_value(const char *name, const char *unit)
+/* The value of a usable third measurement (in unit): a noted value (crosscheck_note), or a ledger figure whose
+ * final verdict is ok or noisy (a suspect figure decides nothing: *why says so); NaN when there is none. */
+static double third_value(const char *name, const char *unit, const char **why)
 {
+    *why = NULL;
     for (size_t i = 0; name && i < n_notes; i++)
         if (!strcmp(notes[i].name, name))
             return is_finite(notes[i].value) && notes[i].value > 0 && !(unit && notes[i].unit && strcmp(unit, notes[i].unit))
@@ -73,6 +74,10 @@ static double third_value(const char *name, const char *unit)
     if (!e || e->q == QUALITY_UNAVAILABLE || !is_finite(e->median) || !(e->median > 0) ||
         (unit && e->unit && strcmp(unit, e->unit)))
         return __builtin_nan("");
+    if (e->q == QUALITY_SUSPECT) {
+        *why = "is suspect itself and decides nothing: both are blamed";
+        return __builtin_nan("");
+    }
     return e->median;
 }
 
@@ -112,7 +117,8 @@ static int emit(const struct crosscheck *c, const char *not_judged)
     const char *blame = c->blame;
     static char third_note[160];
     const char *tnote = NULL;
-    double tv = judged && c->third ? third_value(c->third, c->unit) : __builtin_nan("");
+    const char *t_unusable = NULL;
+    double tv = judged && c->third ? third_value(c->third, c->unit, &t_unusable) : __builtin_nan("");
     if (c->third) {
         json_kv_str(j, "third", c->third);
         json_kv_double(j, "third_value", tv);
@@ -125,6 +131,9 @@ static int emit(const struct crosscheck *c, const char *not_judged)
                          c->third, tv, a_ok ? c->a : c->b, blame, blame);
             tnote = third_note;
         }
+    } else if (!agrees && judged && t_unusable) {
+        fmt_snprintf(third_note, sizeof(third_note), "%s %s", c->third, t_unusable);
+        tnote = third_note;
     }
     json_key(j, "suspect");
     json_arr_begin(j);

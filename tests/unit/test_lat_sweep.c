@@ -612,6 +612,21 @@ static void test_third_measurement_blames_one_side(void **state)
     /* a third between the two, within tolerance of both (5.75: 6.5 is +13 %, 5 is -13 %): it cannot say, both */
     assert_int_equal(judge_l1(6.5, 5.75, &rec, &pl), 0);
     assert_has(rec, want);
+    /* a third whose own final verdict is suspect (here l1_hit, blamed elsewhere) decides nothing: both */
+    assert_int_equal(judge_l1(6.5, 5.1, &rec, &pl), 0);
+    assert_has(rec, "\"suspect\":[\"data_source/L1\"]"); /* (usable: only the row) */
+    fake_reset();
+    crosscheck_reset();
+    ledger_ok("data_source/L1", UNIT_NS, 6.5 / (2.1 * 1.48));
+    ledger_ok(pl, UNIT_NS, 5 / (2.1 * 1.76));
+    ledger_ok(XC_THIRD_L1_CYCLES, UNIT_CYCLES, 5.1);
+    ledger_mark_suspect(XC_THIRD_L1_CYCLES, "another check");
+    lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 6.5, XC_THIRD_L1_CYCLES);
+    crosscheck_run_deferred();
+    rec = fake_find("crosscheck", "data_source/L1", 0);
+    assert_has(rec, "\"third_value\":null");
+    assert_has(rec, want);
+    assert_has(rec, "penalty/l1_hit is suspect itself and decides nothing");
     /* a third that agrees with neither (9 cycles): both */
     assert_int_equal(judge_l1(6.5, 9, &rec, &pl), 0);
     assert_has(rec, want);
