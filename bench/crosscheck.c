@@ -207,8 +207,8 @@ int crosscheck_figures(const char *quantity, const char *a, const char *b, doubl
     return crosscheck_figures3(quantity, a, b, NULL, tolerance, blame, why);
 }
 
-int crosscheck_figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
-                        const char *blame, const char *why)
+static int figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
+                    const char *blame, const char *why, bool later)
 {
     const struct ledger_entry *ea = ledger_find(a), *eb = ledger_find(b);
     struct crosscheck c = {
@@ -239,7 +239,21 @@ int crosscheck_figures3(const char *quantity, const char *a, const char *b, cons
         fmt_snprintf(reason, sizeof(reason), "units differ (%s vs %s)", ea->unit, eb->unit);
         nj = reason;
     }
+    if (later && !nj) /* a check that cannot be judged has nothing for a third to decide: said now */
+        return crosscheck_defer(&c);
     return emit(&c, nj);
+}
+
+int crosscheck_figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
+                        const char *blame, const char *why)
+{
+    return figures3(quantity, a, b, third, tolerance, blame, why, false);
+}
+
+int crosscheck_figures3_later(const char *quantity, const char *a, const char *b, const char *third,
+                              double tolerance, const char *blame, const char *why)
+{
+    return figures3(quantity, a, b, third, tolerance, blame, why, true);
 }
 
 int crosscheck_value(const char *quantity, const char *a, double a_value, const char *unit, const char *b,

@@ -56,6 +56,12 @@ int crosscheck_figures(const char *quantity, const char *a, const char *b, doubl
 int crosscheck_figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
                         const char *blame, const char *why);
 
+/* crosscheck_figures3 judged at the end of the run (crosscheck_defer), for a third that a later benchmark measures;
+ * the two values are read now. Not judgeable now (a side missing): the record is written now, as
+ * crosscheck_figures3 would. */
+int crosscheck_figures3_later(const char *quantity, const char *a, const char *b, const char *third,
+                              double tolerance, const char *blame, const char *why);
+
 /* Publishes a value that is not a ledger figure (a key of a record: "penalty/l2_hit.latency_cycles", in unit) as
  * a third measurement for checks judged later; replaces an earlier value of that name. At most 16 per run. */
 void crosscheck_note(const char *name, double value, const char *unit);
