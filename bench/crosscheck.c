@@ -257,11 +257,12 @@ int crosscheck_figures3_later(const char *quantity, const char *a, const char *b
 }
 
 int crosscheck_value(const char *quantity, const char *a, double a_value, const char *unit, const char *b,
-                     double tolerance)
+                     const char *third, double tolerance)
 {
     const struct ledger_entry *eb = ledger_find(b);
     struct crosscheck c = {.quantity = quantity, .a = a, .b = b, .a_value = a_value,
-                           .b_value = eb ? eb->median : __builtin_nan(""), .unit = unit, .tolerance = tolerance};
+                           .b_value = eb ? eb->median : __builtin_nan(""), .unit = unit, .tolerance = tolerance,
+                           .third = third};
     static char reason[160];
     const char *nj = NULL;
     if (!eb)

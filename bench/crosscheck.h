@@ -74,10 +74,11 @@ int crosscheck_defer(const struct crosscheck *c);
 /* Judges the kept checks in the order they were kept (bench_run_selected, before the summary); returns how many. */
 size_t crosscheck_run_deferred(void);
 
-/* a (not a ledger figure in this unit, e.g. a penalty's median converted to ns) against the ledger figure b;
- * not judged when b is missing, unavailable, valueless or in another unit. */
+/* a (not a ledger figure in this unit, e.g. a penalty's median converted to ns) against the ledger figure b, with
+ * an optional third (struct crosscheck's; NULL: none); not judged when b is missing, unavailable, valueless or in
+ * another unit. */
 int crosscheck_value(const char *quantity, const char *a, double a_value, const char *unit, const char *b,
-                     double tolerance);
+                     const char *third, double tolerance);
 
 /* Counts of this run so far. */
 void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing);

@@ -15,6 +15,8 @@
 
 #include "bench/clock.h"
 #include "bench/crosscheck.h"
+#include "measure/stats_json.h"
+#include "measure/verdict.h"
 #include "bench/cycle_accounting.h"
 #include "bench/timed_loop.h"
 #include "kernel/core_clock.h"
@@ -184,6 +186,25 @@ static void test_bench_penalty_records(void **state)
     assert_non_null(tv);
     assert_float_equal(strtod(tv + strlen("\"third_value\":"), NULL), l2_cycles, 1e-9 * l2_cycles);
     assert_non_null(strstr(r2, "agrees with row and contradicts plateau"));
+    /* dram_local against the local_DRAM row has numa_latency of CPU 0's node as its third: here the row and the
+     * numa figure read 1 ms (far from the fake chase), so only penalty/dram_local is blamed */
+    fake_reset();
+    ledger_reset();
+    struct stats far = stats_derived(1e6);
+    ledger_add("data_source/local_DRAM", "ns", &far, QUALITY_OK);
+    ledger_add("numa_latency/0-0", "ns", &far, QUALITY_OK);
+    ca_penalty_reset();
+    bench_penalty();
+    const char *xd = fake_find("crosscheck", "penalty dram_local vs Table 2 row", 0);
+    assert_non_null(xd);
+    assert_non_null(strstr(xd, "\"agrees\":false"));
+    assert_non_null(strstr(xd, "\"third\":\"numa_latency/0-0\",\"third_value\":1000000"));
+    assert_non_null(strstr(xd, "\"suspect\":[\"penalty/dram_local\"]"));
+    assert_int_equal(ledger_find("data_source/local_DRAM")->q, QUALITY_OK);
+    /* ... and cycle accounting, reading the final verdict, drops it */
+    double dv;
+    assert_false(ca_penalty_get("dram_local", &dv));
+    assert_non_null(strstr(ca_penalty_dropped("dram_local"), "cross-check disagrees: local DRAM latency"));
     /* the divider record says why ARITH.CYCLES_DIV_BUSY is missing */
     assert_non_null(fake_find("penalty", "\"div_busy_reason\":\"test: no PMU\"", 0));
     /* the DTLB record compares the two page sizes */
