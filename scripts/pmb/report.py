@@ -201,6 +201,10 @@ def section_disagreements(doc, run):
                           "b" if b.startswith(x) or x.startswith(b.split(".")[0]) else x)
         blame = ", ".join(sorted(set("%s (%s)" % (x, a if x == "a" else b) if x in ("a", "b") else x
                                      for x in blamed))) or "neither (no figure marked suspect)"
+        third = r.get("third")
+        if isinstance(third, str) and third:   # a third measurement of the quantity (docs/measurement.md)
+            tv = r.get("third_value")
+            blame += "; third: %s" % (_side(third, tv, r.get("unit")) if _isnum(tv) else third + " (not usable)")
         tol = r.get("tolerance")
         rows.append([_text(r.get("quantity")), _side(a, r.get("a_value"), r.get("unit")),
                      _side(b, r.get("b_value"), r.get("unit")),

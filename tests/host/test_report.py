@@ -369,6 +369,23 @@ def test_table2_status_is_the_final_verdict_and_pmu_is_text():
     assert "=None" not in pmu and "{}" not in pmu and "model=" not in pmu
 
 
+def test_disagreements_name_the_third_measurement():
+    recs = [r for r in logs.full_run(jitter=0)]
+    recs.append({"type": "crosscheck", "quantity": "L1D hit latency (Table 2 row vs sweep plateau at its footprint)",
+                 "a": "data_source/L1", "b": "latency_plateau/random/2097152/0", "a_value": 6.5, "b_value": 5.0,
+                 "unit": "cycles", "ratio": 1.3, "tolerance": 0.15, "agrees": False, "third": "penalty/l1_hit",
+                 "third_value": 5.1, "suspect": ["data_source/L1"]})
+    recs.append({"type": "crosscheck", "quantity": "no third here", "a": "x/a", "b": "x/b", "a_value": 6.5,
+                 "b_value": 5.0, "unit": "ns", "ratio": 1.3, "tolerance": 0.15, "agrees": False,
+                 "third": "numa_latency/0-0", "third_value": None, "suspect": ["x/a", "x/b"]})
+    md = report.to_markdown(report.build(parse_log("\n".join(logs.run_lines(recs))), want_plots=False))
+    sec = md.split("## Disagreements")[1].split("\n## ")[0]
+    row = next(l for l in sec.splitlines() if l.startswith("| L1D hit latency"))
+    assert "| a (data_source/L1); third: penalty/l1_hit = 5.1 cycles |" in row
+    row = next(l for l in sec.splitlines() if l.startswith("| no third here"))
+    assert "third: numa_latency/0-0 (not usable) |" in row
+
+
 def test_figures_section_and_verdict_text_use_the_final_verdict():
     """report.verdict_text: the record's quality when nothing blamed the figure; a blamed ok or noisy figure is
     suspect with the record's own quality kept; a figure already suspect or unavailable stays so."""
