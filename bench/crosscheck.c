@@ -67,7 +67,8 @@ static double third_value(const char *name, const char *unit, const char **why)
     *why = NULL;
     for (size_t i = 0; name && i < n_notes; i++)
         if (!strcmp(notes[i].name, name))
-            return is_finite(notes[i].value) && notes[i].value > 0 && !(unit && notes[i].unit && strcmp(unit, notes[i].unit))
+            return is_finite(notes[i].value) && notes[i].value > 0 &&
+                           !(unit && notes[i].unit && strcmp(unit, notes[i].unit))
                        ? notes[i].value
                        : __builtin_nan("");
     const struct ledger_entry *e = name ? ledger_find(name) : NULL;

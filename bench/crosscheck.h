@@ -66,7 +66,8 @@ int crosscheck_figures3_later(const char *quantity, const char *a, const char *b
  * a third measurement for checks judged later; replaces an earlier value of that name. At most 16 per run. */
 void crosscheck_note(const char *name, double value, const char *unit);
 
-/* Keeps the check (its strings copied; values as given) to be judged at the end of the run, after every
+/* Keeps the check (its names, blame and why copied; unit and not_judged must be static strings; values as given)
+ * to be judged at the end of the run, after every
  * benchmark: for a check whose third measurement a later benchmark takes (the Table 2 L1 row against the sweep,
  * decided by penalty l1_hit). Returns XC_DEFERRED (or, when too many are kept, crosscheck_emit's answer now). */
 #define XC_DEFERRED 2
