@@ -222,6 +222,12 @@ static void test_pebs_is_the_c2c_checks_third(void **state)
     assert_true(ns > 0 && cyc > 0);
     double pebs_ns = 1e6 * ns / cyc;
     assert_non_null(fake_find("crosscheck", "L3_modified_other_core latency (chase timing vs PEBS", 0));
+    /* the console table, printed after the rows' checks, shows the verdict they left (the record keeps its own) */
+    const char *line = fake_text_find("  L3_modified_other_core ");
+    assert_non_null(line);
+    assert_non_null(strstr(line, " suspect* "));
+    assert_null(strstr(row, "\"quality\":\"suspect\""));
+    assert_non_null(fake_text_find("(*: made suspect by a cross-check above"));
     /* c2c reads what PEBS reads: only the row is blamed */
     struct stats st = stats_derived(pebs_ns * 1.02);
     ledger_add("c2c/1-0/hitm", UNIT_NS, &st, QUALITY_OK);
