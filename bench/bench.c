@@ -84,6 +84,8 @@ void bench_run_selected(void)
         plat_printf("== bench %s done in %.3f s\n", bench_table[i].name,
                     hz ? (double)(timing_rdtsc() - t0) / (double)hz : 0.0);
     }
-    /* The run's verdicts in one record: the last one before `end` (docs/measurement.md, "Cross-checks"). */
+    /* Checks whose third measurement a later benchmark took (docs/measurement.md, "Cross-checks"), then the run's
+     * verdicts in one record: the last one before `end`. */
+    crosscheck_run_deferred();
     crosscheck_summary();
 }

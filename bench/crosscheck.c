@@ -6,9 +6,46 @@
 
 static size_t n_total, n_judged, n_agree;
 
+/* Values a benchmark published for a later check's third measurement that are not ledger figures (a key of a
+ * record, named "<figure>.<key>"). */
+#define XC_NOTES 16
+static struct {
+    char name[LEDGER_NAME_MAX];
+    double value;
+    const char *unit;
+} notes[XC_NOTES];
+static size_t n_notes;
+
+/* Checks kept for the end of the run (crosscheck_defer), with their strings copied. */
+#define XC_DEFERRED_MAX 8
+static struct deferred_check {
+    struct crosscheck c;
+    char quantity[128], a[LEDGER_NAME_MAX], b[LEDGER_NAME_MAX], third[LEDGER_NAME_MAX], blame[LEDGER_NAME_MAX];
+    char why[VERDICT_REASON_MAX];
+} deferred[XC_DEFERRED_MAX];
+static size_t n_deferred;
+
 void crosscheck_reset(void)
 {
     n_total = n_judged = n_agree = 0;
+    n_notes = n_deferred = 0;
+}
+
+void crosscheck_note(const char *name, double value, const char *unit)
+{
+    if (!name)
+        return;
+    size_t i = 0;
+    while (i < n_notes && strcmp(notes[i].name, name))
+        i++;
+    if (i == n_notes) {
+        if (n_notes == XC_NOTES)
+            return;
+        n_notes++;
+    }
+    fmt_snprintf(notes[i].name, sizeof(notes[i].name), "%s", name);
+    notes[i].value = value;
+    notes[i].unit = unit;
 }
 
 void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing)
@@ -23,13 +60,25 @@ void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing)
 
 static bool is_finite(double v) { return v == v && v - v == 0; }
 
-/* The value of a usable third figure (in unit), or NaN. */
-static double third_value(const char *name, const char *unit)
+/* The value of a usable third measurement (in unit): a noted value (crosscheck_note), or a ledger figure whose
+ * final verdict is ok or noisy (a suspect figure decides nothing: *why says so); NaN when there is none. */
+static double third_value(const char *name, const char *unit, const char **why)
 {
+    *why = NULL;
+    for (size_t i = 0; name && i < n_notes; i++)
+        if (!strcmp(notes[i].name, name))
+            return is_finite(notes[i].value) && notes[i].value > 0 &&
+                           !(unit && notes[i].unit && strcmp(unit, notes[i].unit))
+                       ? notes[i].value
+                       : __builtin_nan("");
     const struct ledger_entry *e = name ? ledger_find(name) : NULL;
     if (!e || e->q == QUALITY_UNAVAILABLE || !is_finite(e->median) || !(e->median > 0) ||
         (unit && e->unit && strcmp(unit, e->unit)))
         return __builtin_nan("");
+    if (e->q == QUALITY_SUSPECT) {
+        *why = "is suspect itself and decides nothing: both are blamed";
+        return __builtin_nan("");
+    }
     return e->median;
 }
 
@@ -69,12 +118,13 @@ static int emit(const struct crosscheck *c, const char *not_judged)
     const char *blame = c->blame;
     static char third_note[160];
     const char *tnote = NULL;
-    double tv = judged && !agrees ? third_value(c->third, c->unit) : __builtin_nan("");
+    const char *t_unusable = NULL;
+    double tv = judged && c->third ? third_value(c->third, c->unit, &t_unusable) : __builtin_nan("");
     if (c->third) {
         json_kv_str(j, "third", c->third);
         json_kv_double(j, "third_value", tv);
     }
-    if (is_finite(tv)) {
+    if (!agrees && is_finite(tv)) {
         bool a_ok = within(c->a_value, tv, c->tolerance), b_ok = within(c->b_value, tv, c->tolerance);
         if (a_ok != b_ok) {
             blame = a_ok ? c->b : c->a;
@@ -82,6 +132,9 @@ static int emit(const struct crosscheck *c, const char *not_judged)
                          c->third, tv, a_ok ? c->a : c->b, blame, blame);
             tnote = third_note;
         }
+    } else if (!agrees && judged && t_unusable) {
+        fmt_snprintf(third_note, sizeof(third_note), "%s %s", c->third, t_unusable);
+        tnote = third_note;
     }
     json_key(j, "suspect");
     json_arr_begin(j);
@@ -114,14 +167,49 @@ static int emit(const struct crosscheck *c, const char *not_judged)
 
 int crosscheck_emit(const struct crosscheck *c) { return emit(c, c->not_judged); }
 
+static const char *keep(char *buf, size_t n, const char *s)
+{
+    if (!s)
+        return NULL;
+    fmt_snprintf(buf, n, "%s", s);
+    return buf;
+}
+
+int crosscheck_defer(const struct crosscheck *c)
+{
+    if (n_deferred == XC_DEFERRED_MAX)
+        return crosscheck_emit(c); /* no room: judged now, with what exists now */
+    struct deferred_check *d = &deferred[n_deferred++];
+    d->c = *c;
+    d->c.quantity = keep(d->quantity, sizeof(d->quantity), c->quantity);
+    d->c.a = keep(d->a, sizeof(d->a), c->a);
+    d->c.b = keep(d->b, sizeof(d->b), c->b);
+    d->c.third = keep(d->third, sizeof(d->third), c->third);
+    d->c.blame = keep(d->blame, sizeof(d->blame), c->blame);
+    d->c.why = keep(d->why, sizeof(d->why), c->why);
+    return XC_DEFERRED;
+}
+
+size_t crosscheck_run_deferred(void)
+{
+    size_t n = n_deferred;
+    if (n)
+        plat_printf("Cross-checks judged at the end of the run (a later benchmark's measurement can decide the "
+                    "blame):\n");
+    for (size_t i = 0; i < n; i++)
+        crosscheck_emit(&deferred[i].c);
+    n_deferred = 0;
+    return n;
+}
+
 int crosscheck_figures(const char *quantity, const char *a, const char *b, double tolerance, const char *blame,
                        const char *why)
 {
     return crosscheck_figures3(quantity, a, b, NULL, tolerance, blame, why);
 }
 
-int crosscheck_figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
-                        const char *blame, const char *why)
+static int figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
+                    const char *blame, const char *why, bool later)
 {
     const struct ledger_entry *ea = ledger_find(a), *eb = ledger_find(b);
     struct crosscheck c = {
@@ -152,15 +240,30 @@ int crosscheck_figures3(const char *quantity, const char *a, const char *b, cons
         fmt_snprintf(reason, sizeof(reason), "units differ (%s vs %s)", ea->unit, eb->unit);
         nj = reason;
     }
+    if (later && !nj) /* a check that cannot be judged has nothing for a third to decide: said now */
+        return crosscheck_defer(&c);
     return emit(&c, nj);
 }
 
+int crosscheck_figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
+                        const char *blame, const char *why)
+{
+    return figures3(quantity, a, b, third, tolerance, blame, why, false);
+}
+
+int crosscheck_figures3_later(const char *quantity, const char *a, const char *b, const char *third,
+                              double tolerance, const char *blame, const char *why)
+{
+    return figures3(quantity, a, b, third, tolerance, blame, why, true);
+}
+
 int crosscheck_value(const char *quantity, const char *a, double a_value, const char *unit, const char *b,
-                     double tolerance)
+                     const char *third, double tolerance)
 {
     const struct ledger_entry *eb = ledger_find(b);
     struct crosscheck c = {.quantity = quantity, .a = a, .b = b, .a_value = a_value,
-                           .b_value = eb ? eb->median : __builtin_nan(""), .unit = unit, .tolerance = tolerance};
+                           .b_value = eb ? eb->median : __builtin_nan(""), .unit = unit, .tolerance = tolerance,
+                           .third = third};
     static char reason[160];
     const char *nj = NULL;
     if (!eb)

@@ -22,9 +22,11 @@ struct crosscheck {
     const char *blame;    /* NULL: both; else the one figure judged wrong when they disagree */
     const char *why;      /* why blame, or a note for the record (may be NULL) */
     const char *not_judged; /* non-NULL: not judged, for this reason (one side could not be measured) */
-    const char *third;    /* optional: a ledger figure measuring the same quantity a third way (same unit).
-                             When a and b disagree and it agrees with exactly one of them (same tolerance), only
-                             the other is blamed; otherwise blame applies. The record names it. */
+    const char *third;    /* optional: the same quantity measured a third way (same unit): a ledger figure, or
+                             a value a benchmark published with crosscheck_note ("<figure>.<key>"), looked up
+                             when the check is judged. When a and b disagree and it agrees with exactly one of
+                             them (same tolerance), only the other is blamed; otherwise blame applies. The record
+                             names it and gives its value (third_value, null when it was not measured). */
 };
 
 /* Tolerances (relative, |a / b - 1|), with the reasoning in docs/measurement.md "Cross-checks":
@@ -38,6 +40,12 @@ struct crosscheck {
 /* a core/TSC ratio from two independent dependency chains, 5 %. */
 #define XC_TOL_RATIO 0.05
 
+/* Third measurements a later benchmark takes of the Table 2 L1 and L2 rows' latency in core cycles: the penalty
+ * benchmark's l1_hit figure (a dependent load hitting L1D) and the full latency of its l2_hit chase (the record's
+ * latency_cycles, published with crosscheck_note). */
+#define XC_THIRD_L1_CYCLES "penalty/l1_hit"
+#define XC_THIRD_L2_CYCLES "penalty/l2_hit.latency_cycles"
+
 /* Emits the record and marks figures; returns 1 agrees, 0 disagrees, -1 not judged. */
 int crosscheck_emit(const struct crosscheck *c);
 /* The same with both values taken from the ledger (figures already emitted). Missing figures, or ones
@@ -48,10 +56,30 @@ int crosscheck_figures(const char *quantity, const char *a, const char *b, doubl
 int crosscheck_figures3(const char *quantity, const char *a, const char *b, const char *third, double tolerance,
                         const char *blame, const char *why);
 
-/* a (not a ledger figure in this unit, e.g. a penalty's median converted to ns) against the ledger figure b;
- * not judged when b is missing, unavailable, valueless or in another unit. */
+/* crosscheck_figures3 judged at the end of the run (crosscheck_defer), for a third that a later benchmark measures;
+ * the two values are read now. Not judgeable now (a side missing): the record is written now, as
+ * crosscheck_figures3 would. */
+int crosscheck_figures3_later(const char *quantity, const char *a, const char *b, const char *third,
+                              double tolerance, const char *blame, const char *why);
+
+/* Publishes a value that is not a ledger figure (a key of a record: "penalty/l2_hit.latency_cycles", in unit) as
+ * a third measurement for checks judged later; replaces an earlier value of that name. At most 16 per run. */
+void crosscheck_note(const char *name, double value, const char *unit);
+
+/* Keeps the check (its names, blame and why copied; unit and not_judged must be static strings; values as given)
+ * to be judged at the end of the run, after every
+ * benchmark: for a check whose third measurement a later benchmark takes (the Table 2 L1 row against the sweep,
+ * decided by penalty l1_hit). Returns XC_DEFERRED (or, when too many are kept, crosscheck_emit's answer now). */
+#define XC_DEFERRED 2
+int crosscheck_defer(const struct crosscheck *c);
+/* Judges the kept checks in the order they were kept (bench_run_selected, before the summary); returns how many. */
+size_t crosscheck_run_deferred(void);
+
+/* a (not a ledger figure in this unit, e.g. a penalty's median converted to ns) against the ledger figure b, with
+ * an optional third (struct crosscheck's; NULL: none); not judged when b is missing, unavailable, valueless or in
+ * another unit. */
 int crosscheck_value(const char *quantity, const char *a, double a_value, const char *unit, const char *b,
-                     double tolerance);
+                     const char *third, double tolerance);
 
 /* Counts of this run so far. */
 void crosscheck_counts(size_t *total, size_t *judged, size_t *agreeing);

@@ -750,21 +750,32 @@ int lat_sweep_crosscheck(const char *quantity, const char *figure, uint64_t foot
     return crosscheck_emit(&xc);
 }
 
-int lat_sweep_crosscheck_cycles(const char *quantity, const char *figure, uint64_t footprint, double row_cycles)
+const char *lat_sweep_plateau_cycles(uint64_t bytes, double *cycles)
 {
-    const char *why = "the row was not measured";
-    const char *b = footprint ? lat_sweep_plateau_at(footprint, &why) : NULL;
+    const char *why;
+    const char *b = bytes ? lat_sweep_plateau_at(bytes, &why) : NULL;
     size_t k = 0;
     while (b && k < ref.n && ref.name[k] != b)
         k++;
-    if (!b || k == ref.n || !(ref.cycles[k] > 0) || !(row_cycles > 0) || ref.disturbed)
+    if (!b || k == ref.n || !(ref.cycles[k] > 0) || ref.disturbed)
+        return NULL;
+    *cycles = ref.cycles[k];
+    return b;
+}
+
+int lat_sweep_crosscheck_cycles(const char *quantity, const char *figure, uint64_t footprint, double row_cycles,
+                                const char *third)
+{
+    double plateau = 0;
+    const char *b = lat_sweep_plateau_cycles(footprint, &plateau);
+    if (!b || !(row_cycles > 0))
         return lat_sweep_crosscheck(quantity, figure, footprint);
     struct crosscheck xc = {
-        .quantity = quantity, .a = figure, .b = b, .a_value = row_cycles, .b_value = ref.cycles[k],
-        .unit = UNIT_CYCLES, .tolerance = XC_TOL_LATENCY,
+        .quantity = quantity, .a = figure, .b = b, .a_value = row_cycles, .b_value = plateau,
+        .unit = UNIT_CYCLES, .tolerance = XC_TOL_LATENCY, .third = third,
         .why = "a level on the core clock, compared in core cycles: each side converted with the core/TSC ratio "
                "of its own time (a clock that moved between the sweep and the row is not a latency difference)"};
-    return crosscheck_emit(&xc);
+    return third ? crosscheck_defer(&xc) : crosscheck_emit(&xc);
 }
 
 void lat_sweep_run(void)

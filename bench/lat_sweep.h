@@ -49,8 +49,15 @@ const char *lat_sweep_plateau_at(uint64_t bytes, const char **why);
 /* A Table 2 row of a level that runs on the core clock (L1, L2) against the plateau at its footprint, in core
  * cycles: both sides converted with the core/TSC ratio of their own time, so that a clock that moved between the
  * sweep and the row (turbo bins on a busy server) is not read as a latency difference. Falls back to
- * lat_sweep_crosscheck (ns) when either side has no cycles. */
-int lat_sweep_crosscheck_cycles(const char *quantity, const char *figure, uint64_t footprint, double row_cycles);
+ * lat_sweep_crosscheck (ns, judged now) when either side has no cycles. `third` (may be NULL): the same latency
+ * in cycles measured by a later benchmark (struct crosscheck's third: "penalty/l1_hit"); the check is then kept
+ * for the end of the run (crosscheck_defer, returns XC_DEFERRED), so that the third can decide which side a
+ * disagreement blames. */
+int lat_sweep_crosscheck_cycles(const char *quantity, const char *figure, uint64_t footprint, double row_cycles,
+                                const char *third);
+/* The reference series' plateau whose range holds `bytes` and its median cycles (*cycles), as the cycles check
+ * above uses it; NULL when there is none, it has no cycles, or the series was disturbed. */
+const char *lat_sweep_plateau_cycles(uint64_t bytes, double *cycles);
 /* The page size of the reference series (0: the sweep found no plateau). */
 uint64_t lat_sweep_reference_page(void);
 /* lat_sweep_plateau_at for a DRAM chain of `bytes`: also the last plateau when `bytes` lies above the curve's

@@ -28,5 +28,9 @@ void lat_table2_between(size_t done, size_t total);
 /* The CPUs the last lat_table2_run used for the rows measured with another core's help: the measuring CPU
  * and the helper (plat_cpu ids); false when no helper was found (or the rows did not run). */
 bool lat_table2_helper(uint32_t *self, uint32_t *helper);
+/* The sweep plateau the last run's row `source` ("L1") was checked against in cycles (lat_sweep_plateau_cycles at
+ * the row's footprint) and its cycles; NULL when the row was not measured or no such plateau exists. A third
+ * measurement for a later check of the same latency (penalty l1_hit against the L1 row). */
+const char *lat_table2_sweep_plateau(const char *source, double *cycles);
 
 #endif

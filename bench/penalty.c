@@ -6,6 +6,7 @@
 #include "bench/clock.h"
 #include "bench/crosscheck.h"
 #include "bench/lat_plan.h"
+#include "bench/lat_table2.h"
 #include "measure/chain.h"
 #include "measure/chase.h"
 #include "measure/engine.h"
@@ -589,6 +590,8 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
             double la = r.cycles / CHASE_UNROLL, lb = l1->cycles / SELF_LOADS;
             j = emit_diff(lv[i].name, &r, CHASE_UNROLL, l1, SELF_LOADS, lv[i].method, lv[i].reference, NULL);
             json_kv_double(j, "latency_cycles", la);
+            if (i == 0) /* the L2 latency itself: the third measurement of the Table 2 L2 row against the sweep */
+                crosscheck_note(XC_THIRD_L2_CYCLES, la, UNIT_CYCLES);
             json_kv_str(j, "baseline", "l1_hit");
             json_kv_double(j, "baseline_cycles", lb);
         }
@@ -597,9 +600,14 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
         json_kv_str(j, "page_how", b.page_how);
         json_kv_int(j, "node", b.node);
         plat_rec_end();
-        if (i == 2) /* the same access pattern as the Table 2 row: the same latency */
+        if (i == 2) { /* the same access pattern as the Table 2 row: the same latency; numa_latency of this node
+                       * (an earlier benchmark, same chain and working-set rule) is the third */
+            char third[LEDGER_NAME_MAX];
+            fmt_snprintf(third, sizeof(third), "numa_latency/%d-%d", node, node);
             crosscheck_value("local DRAM latency (penalty dram_local vs Table 2 row)", "penalty/dram_local",
-                             r.ns / CHASE_UNROLL, UNIT_NS, "data_source/local_DRAM", XC_TOL_DRAM);
+                             r.ns / CHASE_UNROLL, UNIT_NS, "data_source/local_DRAM", node >= 0 ? third : NULL,
+                             XC_TOL_DRAM);
+        }
         plat_free(&b);
     }
     /* A fill-buffer hit waits only for the rest of a miss to the same line that is already in flight, so
@@ -768,9 +776,18 @@ static void measure_divider(void)
 
 /* l1_hit against the Table 2 L1 row in core cycles: two dependent-load chains that hit the L1D (a self-pointing
  * word here, a random cycle over half the L1D there) take the same cycles per load. The row's ns become cycles
- * with the ratio this benchmark converts with; not judged when the latency benchmark did not run first. */
+ * with the ratio this benchmark converts with; not judged when the latency benchmark did not run first. The
+ * sweep's plateau at the row's footprint, in its own cycles, is the third measurement that decides which side
+ * a disagreement blames. */
 static void crosscheck_l1(const struct pm_result *l1)
 {
+    static char third[LEDGER_NAME_MAX];
+    double plateau = 0;
+    const char *pl = lat_table2_sweep_plateau("L1", &plateau);
+    if (pl) {
+        fmt_snprintf(third, sizeof(third), "%s.cycles", pl);
+        crosscheck_note(third, plateau, UNIT_CYCLES);
+    }
     const struct ledger_entry *row = ledger_find("data_source/L1");
     const char *method;
     double ratio = clock_core_ratio(&method);
@@ -778,7 +795,7 @@ static void crosscheck_l1(const struct pm_result *l1)
                             .a = "penalty/l1_hit", .b = "data_source/L1",
                             .why = "the row's ns converted to core cycles with this benchmark's core/TSC ratio",
                             .a_value = l1->cycles / SELF_LOADS, .b_value = __builtin_nan(""), .unit = UNIT_CYCLES,
-                            .tolerance = XC_TOL_LATENCY};
+                            .tolerance = XC_TOL_LATENCY, .third = pl ? third : NULL};
     if (!l1->tsc.n)
         xc.not_judged = "l1_hit was not measured";
     else if (!row)
@@ -809,13 +826,22 @@ void bench_penalty(void)
     plat_free(&scratch);
 
     plat_printf("  %-26s %18s %10s %-8s %s\n", "penalty", "cycles +-95% CI", "ns", "quality", "method");
+    size_t marked = 0;
     for (size_t i = 0; i < n_rows; i++) {
         char m[72], v[32];
         fmt_snprintf(m, sizeof(m), "%s", rows[i].method);
         fmt_snprintf(v, sizeof(v), "%.2f +-%.2f", rows[i].cycles, rows[i].half);
-        plat_printf("  %-26s %18s %10.2f %-8s %s%s\n", rows[i].name, v, rows[i].ns, quality_name(rows[i].q), m,
+        /* the verdict after this benchmark's cross-checks (dram_local vs the Table 2 row, l1_hit vs the L1 row) */
+        char fig[LEDGER_NAME_MAX], q[16];
+        fmt_snprintf(fig, sizeof(fig), "penalty/%s", rows[i].name);
+        enum quality fq = ledger_final_quality(fig, rows[i].q, NULL);
+        fmt_snprintf(q, sizeof(q), "%s%s", quality_name(fq), fq != rows[i].q ? "*" : "");
+        marked += fq != rows[i].q;
+        plat_printf("  %-26s %18s %10.2f %-8s %s%s\n", rows[i].name, v, rows[i].ns, q, m,
                     strlen(rows[i].method) >= sizeof(m) ? "..." : "");
     }
+    if (marked)
+        plat_printf("  (*: made suspect by a cross-check; the penalty record keeps its own quality)\n");
     plat_printf("  (suspect penalties are not used by cycle accounting; the reason is in each record's "
                 "quality_reason)\n");
 }

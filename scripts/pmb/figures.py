@@ -122,8 +122,8 @@ class Figure:
         self.spread = None if spread is None else float(spread)
         self.better = better
         self.group = name.split("/", 1)[0]
-        # The record's verdict (ok | noisy | suspect | unavailable), made "suspect" when a cross-check
-        # of the run marked the record's figure; None for logs written before verdicts existed.
+        # The figure's final verdict (ok | noisy | suspect | unavailable; final_quality): the record's,
+        # made "suspect" when a cross-check of the run marked it; None for logs written before verdicts.
         self.quality = quality
         self.quality_reason = quality_reason
 
@@ -131,29 +131,46 @@ class Figure:
         return "Figure(%s=%g %s spread=%s)" % (self.name, self.value, self.unit, self.spread)
 
 
-_SUSPECT_BY_CROSSCHECK = {}  # set by extract(): record figure name -> the disagreeing cross-check's quantity
+def crosscheck_suspects(records):
+    """{figure name: [quantity, ...]} of every figure that a disagreeing `crosscheck` record of the run lists
+    under "suspect" (docs/measurement.md, "Verdicts"), the quantities in record order. A cross-check runs
+    after the records of both its figures were written, so a record's own "quality" cannot say so: this map
+    is the other half of a figure's final verdict (final_quality)."""
+    out = {}
+    for r in records:
+        if isinstance(r, dict) and r.get("type") == "crosscheck" and r.get("agrees") is False:
+            for n in r.get("suspect") or []:
+                if isinstance(n, str):
+                    q = r.get("quantity") or "?"
+                    if q not in out.setdefault(n, []):
+                        out[n].append(q)
+    return out
 
 
-def _quality(rec):
-    """(quality, reason) of a record's figure, the run's cross-checks included."""
+def final_quality(rec, suspects):
+    """(quality, reason) of a record's figure after every cross-check of its run: the record's own
+    "quality" / "quality_reason", made "suspect" when a disagreeing cross-check (suspects, from
+    crosscheck_suspects) marked it; (None, None) for a log written before verdicts. The image's summary
+    record counts figures by this verdict, and every host tool shows and uses it (reports, nightly
+    baselines and comparisons, history, repro)."""
     if not isinstance(rec, dict):
         return None, None
     q, why = rec.get("quality"), rec.get("quality_reason")
-    xq = _SUSPECT_BY_CROSSCHECK.get(rec.get("figure"))
+    xq = suspects.get(rec.get("figure")) if suspects else None
     if xq and q in ("ok", "noisy"):
-        q, why = "suspect", "cross-check disagrees: %s" % xq
+        q, why = "suspect", "cross-check disagrees: %s" % "; ".join(xq)
     return q, why
 
 
-def _add(out, name, v, unit, s=None, better="lower", rec=None):
+def _add(out, name, v, unit, s=None, better="lower", rec=None, suspects=None):
     if _num(v):
-        q, why = _quality(rec)
+        q, why = final_quality(rec, suspects)
         out[name] = Figure(name, v, unit, s if _num(s) else None, better, q, why)
 
 
-def _add_fig(out, name, rec, unit, fig_unit=None, better="lower"):
+def _add_fig(out, name, rec, unit, fig_unit=None, better="lower", suspects=None):
     """The record's figure in `unit`, with its spread (relative, so the same in every unit) and verdict."""
-    _add(out, name, value(rec, unit), fig_unit or unit, spread(rec), better, rec)
+    _add(out, name, value(rec, unit), fig_unit or unit, spread(rec), better, rec, suspects)
 
 
 def _int_or_na(v):
@@ -205,65 +222,67 @@ def figure_records(rec, measured=True):
     return out + [v for v in rec.values() if ok(v)]
 
 
-def generic(out, rec):
+def generic(out, rec, suspects=None):
     """Every figure a record of any type carries (figure_records), named <figure>/<unit>, plus
-    <figure>/<u> for each conversion u in CONVERSIONS the record has."""
+    <figure>/<u> for each conversion u in CONVERSIONS the record has; verdicts final (suspects:
+    crosscheck_suspects of the run)."""
     for f in figure_records(rec):
         unit = f["unit"]
         better = "higher" if unit in HIGHER_IS_BETTER else "lower"
-        _add_fig(out, "%s/%s" % (f["figure"], unit), f, unit, UNIT_NAMES.get(unit, unit), better)
+        _add_fig(out, "%s/%s" % (f["figure"], unit), f, unit, UNIT_NAMES.get(unit, unit), better, suspects)
         for u in CONVERSIONS:
             if u != unit and _num(f.get(u)):
-                _add_fig(out, "%s/%s" % (f["figure"], u), f, u, better=better)
+                _add_fig(out, "%s/%s" % (f["figure"], u), f, u, better=better, suspects=suspects)
 
 
 def extract(run):
     """dict name -> Figure for every comparable number in the run (later duplicates win): the record
-    types of HISTORY_NAMES by their history names, every other record through generic()."""
+    types of HISTORY_NAMES by their history names, every other record through generic(); each with its
+    final verdict (final_quality)."""
     out = {}
-    _SUSPECT_BY_CROSSCHECK.clear()
-    for r in run.records:
-        if r.get("type") == "crosscheck" and r.get("agrees") is False:
-            for n in r.get("suspect") or []:
-                _SUSPECT_BY_CROSSCHECK.setdefault(n, r.get("quantity") or "?")
+    sus = crosscheck_suspects(run.records)
+
+    def fig(name, rec, unit, fig_unit=None, better="lower"):
+        _add_fig(out, name, rec, unit, fig_unit, better, sus)
+
     for r in run.records:
         t = r.get("type")
         if t not in HISTORY_NAMES:
-            generic(out, r)
+            generic(out, r, sus)
         elif t == "data_source":
             if r.get("status", "ok") != "ok":
                 continue
             src = r.get("source")
-            _add_fig(out, "data_source/%s/cycles" % src, r, "cycles")
-            _add_fig(out, "data_source/%s/ns" % src, r, "ns")
+            fig("data_source/%s/cycles" % src, r, "cycles")
+            fig("data_source/%s/ns" % src, r, "ns")
         elif t == "latency_sweep":
             base = "latency_sweep/%s/%s/%s" % (r.get("mode", "random"), r.get("page_bytes", 0), r.get("bytes"))
-            _add_fig(out, base + "/ns", r, "ns")
-            _add_fig(out, base + "/cycles", r, "cycles")
+            fig(base + "/ns", r, "ns")
+            fig(base + "/cycles", r, "cycles")
         elif t == "bandwidth":
             name = "bandwidth/%s/%s/%s/t%s/n%s-%s/bytes_per_s" % (
                 r.get("kernel"), r.get("isa"), r.get("bytes"), r.get("threads"),
                 r.get("node_from", 0), r.get("node_to", 0))
-            _add_fig(out, name, r, "bytes_per_s", "bytes/s", better="higher")
+            fig(name, r, "bytes_per_s", "bytes/s", better="higher")
         elif t == "penalty":
-            _add_fig(out, "penalty/%s/cycles" % r.get("name"), r, "cycles")
-            _add_fig(out, "penalty/%s/ns" % r.get("name"), r, "ns")
+            fig("penalty/%s/cycles" % r.get("name"), r, "cycles")
+            fig("penalty/%s/ns" % r.get("name"), r, "ns")
         elif t == "c2c":
             pair = "%s-%s" % (r.get("from_cpu"), r.get("to_cpu"))
             for k in ("hit", "hitm"):
-                _add_fig(out, "c2c/%s/%s_ns" % (pair, k), part(r, k), "ns")
+                fig("c2c/%s/%s_ns" % (pair, k), part(r, k), "ns")
         elif t == "numa_latency":
-            _add_fig(out, "numa_latency/%s-%s/ns" % (r.get("from_node"), r.get("to_node")), r, "ns")
+            fig("numa_latency/%s-%s/ns" % (r.get("from_node"), r.get("to_node")), r, "ns")
         elif t == "loaded_latency":
-            _add_fig(out, "loaded_latency/%s/ns" % r.get("delay"), r, "ns")
+            fig("loaded_latency/%s/ns" % r.get("delay"), r, "ns")
             # the load generators' bandwidth: a plain value beside the latency figure (not a statistic
             # of it); it has no spread of its own and carries the latency's, as it always has
             _add(out, "loaded_latency/%s/bytes_per_s" % r.get("delay"), r.get("bytes_per_s"), "bytes/s",
-                 spread(r), better="higher")
+                 spread(r), better="higher", suspects=sus)
         elif t == "cache_inferred":
-            _add_fig(out, "cache_inferred/L%s/ns" % r.get("level"), r, "ns")
+            fig("cache_inferred/L%s/ns" % r.get("level"), r, "ns")
         elif t == "branch":
-            _add_fig(out, branch_figure(r) + "/cycles_per_branch", r, "cycles")
+            fig(branch_figure(r) + "/cycles_per_branch", r, "cycles")
         elif t == "cycle_accounting":
             _add(out, "cycle_accounting/%s/total_cycles" % r.get("bench"), r.get("total_cycles"), "cycles")
         elif t == "pebs_latency":

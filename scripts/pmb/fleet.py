@@ -4,7 +4,9 @@ Identical machines share the CPU identity (db.IDENTITY_KEYS: vendor, family, mod
 CPU count, memory bytes, accelerator) and differ in the host name (nightly --host). For every machine
 the latest good run (status ok, no smp_timeout or crash record: what could be a baseline) is taken;
 for every figure the fleet median is the median of those runs' values over the machine's identical
-peers (itself included), and the deviation is 100 * (value - median) / |median| percent. A deviation
+peers (itself included) whose final verdict is not suspect (a figure a cross-check or a sanity check
+blamed is no reference), and the deviation is 100 * (value - median) / |median| percent; a machine's
+own suspect figure still gets its deviation, marked "(suspect)". A deviation
 is flagged when it is larger than nightly's tolerance floor for the figure (nightly.FLOOR_REL of the
 figure's group, at least nightly.FLOOR_ABS of its unit): '!' when worse, '+' when better. A machine
 with no identical peer has nothing to be compared with and says so.
@@ -16,9 +18,10 @@ from .present import change, machine_name, si
 
 
 class Cell:
-    __slots__ = ("value", "median", "deviation", "allowed", "mark", "unit", "better")
+    __slots__ = ("value", "median", "deviation", "allowed", "mark", "unit", "better", "suspect")
 
-    def __init__(self, value, median, deviation, allowed, mark, unit, better):
+    def __init__(self, value, median, deviation, allowed, mark, unit, better, suspect=False):
+        self.suspect = suspect  # the figure's final verdict in this machine's run is suspect
         self.value = value
         self.median = median
         self.deviation = deviation
@@ -63,24 +66,26 @@ def build(conn, names):
         for m in peers:
             m.peers = len(peers)
         for name in names:
-            vals = [figs[m.id][name]["value"] for m in peers if name in figs[m.id]]
-            if not vals:
-                continue
-            med = statistics.median(vals)
+            # the fleet median of the peers' values whose final verdict is not suspect (nightly._quality): a
+            # figure a cross-check or a sanity check blamed is no reference for the others
+            vals = [figs[m.id][name]["value"] for m in peers
+                    if name in figs[m.id] and nightly._quality(figs[m.id][name]) != "suspect"]
             for m in peers:
                 f = figs[m.id].get(name)
                 if f is None:
                     continue
+                sus = nightly._quality(f) == "suspect"
                 if len(vals) < 2:
-                    m.cells[name] = Cell(f["value"], None, None, None, "", f["unit"], f["better"])
+                    m.cells[name] = Cell(f["value"], None, None, None, "", f["unit"], f["better"], sus)
                     continue
+                med = statistics.median(vals)
                 group = name.split("/", 1)[0]
                 allowed = max(nightly.FLOOR_REL.get(group, nightly.FLOOR_REL["default"]) * abs(med),
                               nightly.FLOOR_ABS.get(f["unit"], 0.0))
                 worse = f["value"] - med if f["better"] == "lower" else med - f["value"]
                 mark = "!" if worse > allowed else "+" if -worse > allowed else ""
                 dev = 100.0 * (f["value"] - med) / abs(med) if med else (0.0 if f["value"] == med else float("inf"))
-                m.cells[name] = Cell(f["value"], med, dev, allowed, mark, f["unit"], f["better"])
+                m.cells[name] = Cell(f["value"], med, dev, allowed, mark, f["unit"], f["better"], sus)
     ms.sort(key=lambda m: (m.cpu, m.host or "", m.id))
     return ms
 
@@ -111,9 +116,10 @@ def table(ms, names):
             if c is None:
                 cells.append("")
             elif c.deviation is None:
-                cells.append("n/a")
+                cells.append("n/a" + (" (suspect)" if c.suspect else ""))
             else:
-                cells.append("%+.1f%%%s" % (c.deviation, " " + c.mark if c.mark else ""))
+                cells.append("%+.1f%%%s%s" % (c.deviation, " " + c.mark if c.mark else "",
+                                              " (suspect)" if c.suspect else ""))
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -126,9 +132,10 @@ def flagged(ms, names):
 def summary_lines(ms, names):
     lines = []
     for m, n, c in flagged(ms, names):
-        lines.append("%s %s %s: %s vs median %s of %d identical machines, %s, allowed +-%s"
+        lines.append("%s %s %s: %s vs median %s of %d identical machines, %s, allowed +-%s%s"
                      % ("DEVIATES" if c.mark == "!" else "better  ", m.label, n, si(c.value, c.unit),
-                        si(c.median, c.unit), m.peers, change(c.value, c.median, c.better), si(c.allowed, c.unit)))
+                        si(c.median, c.unit), m.peers, change(c.value, c.median, c.better), si(c.allowed, c.unit),
+                        " (suspect in its run)" if c.suspect else ""))
     for m in ms:
         if m.run_id is not None and m.peers < 2:
             lines.append("no identical peer: %s (%s)" % (m.label, _cpu_label(m.ident)))

@@ -1,6 +1,7 @@
 """Nightly regression check: ingest a verified run, compare every figure with a baseline (median of
 the last N good runs of the same machine identity: status ok and no smp_timeout or crash record,
-db.baseline_runs) and write JUnit XML.
+db.baseline_runs; of each such run only the figures whose final verdict is not suspect) and write
+JUnit XML.
 
 Tolerance (docs/host-tools.md, "Tolerance formula"), for a figure with baseline median B, where a
 run's spread is the figure's within-run relative spread (the record's "spread", a fraction; legacy
@@ -71,15 +72,22 @@ def compare(conn, run_id, n=5, k=K):
     names = list(cur) + sorted({nm for bf in base for nm in bf} - set(cur))
     for name in names:
         f = cur.get(name)
-        vals = [bf[name]["value"] for bf in base if name in bf]
-        spreads = [bf[name]["cv"] for bf in base if name in bf]   # the `cv` column holds the spread
+        # A baseline value is a figure of a baseline run whose final verdict (the figures table's `quality`:
+        # the record's, made suspect by a disagreeing cross-check of that run) is not suspect: a figure that
+        # failed a sanity check or was blamed by a cross-check is no reference for the next run.
+        usable = [bf[name] for bf in base if name in bf and _quality(bf[name]) != "suspect"]
+        left_out = sum(1 for bf in base if name in bf) - len(usable)
+        vals = [b_["value"] for b_ in usable]
+        spreads = [b_["cv"] for b_ in usable]   # the `cv` column holds the spread
+        why_out = ("; %d suspect baseline value%s left out" % (left_out, "" if left_out == 1 else "s")
+                   if left_out else "")
         if f is None:
-            out.append(Comparison(name, None, statistics.median(vals), len(vals), None, "missing",
-                                  detail="in the baseline, absent in this run"))
+            out.append(Comparison(name, None, statistics.median(vals) if vals else None, len(vals), None, "missing",
+                                  detail="in the baseline, absent in this run" + why_out))
             continue
         if not vals:
             out.append(Comparison(name, f["value"], None, 0, None, "new", f["unit"], f["better"],
-                                  "no baseline value"))
+                                  "no baseline value" + why_out))
             continue
         b, allowed = tolerance(name, f["unit"], vals, f["cv"], spreads, k)
         worse = f["value"] - b if f["better"] == "lower" else b - f["value"]
@@ -91,9 +99,18 @@ def compare(conn, run_id, n=5, k=K):
                               "%s vs baseline %s (median of %d run%s), %s, allowed +-%s%s"
                               % (si(f["value"], f["unit"]), si(b, f["unit"]), len(vals), "" if len(vals) == 1 else "s",
                                  change(f["value"], b, f["better"]), si(allowed, f["unit"]),
-                                 "; not judged: a verdict needs %d baseline runs" % MIN_BASELINE_RUNS
-                                 if verdict == "unjudged" else "")))
+                                 ("; not judged: a verdict needs %d baseline runs" % MIN_BASELINE_RUNS
+                                  if verdict == "unjudged" else "") + why_out)))
     return out
+
+
+def _quality(row):
+    """A stored figure's final verdict, None for a database row without the column's value (a log written
+    before verdicts)."""
+    try:
+        return row["quality"]
+    except (KeyError, IndexError):
+        return None
 
 
 def _g(v):

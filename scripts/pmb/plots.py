@@ -204,8 +204,9 @@ QUALITY_COLOUR = {"ok": "tab:blue", "noisy": "tab:orange", "suspect": "tab:red"}
 
 def table2_chart_figure(rows):
     """rows: [(source, unit, value, ci_lo, ci_hi, ref_lo, ref_hi, status)] in the guide's order, status
-    the record's quality. One panel per unit (cycles, ns): the guide's range as a grey bar, this run's
-    median as a dot (coloured by its quality) with its CI; a row without a value is named with its
+    the row's final verdict (the record's quality, suspect where a cross-check blamed it). One panel
+    per unit (cycles, ns): the guide's range as a grey bar, this run's median as a dot (coloured by
+    its verdict) with its CI; a row without a value is named with its
     status and its guide range is only outlined. The axis is set by the medians and the guide, never
     by an interval: an interval past the axis is cut at the edge with an arrow and its end written
     beside it. Medians spanning more than 100x put the panel on a log axis."""

@@ -201,6 +201,10 @@ def section_disagreements(doc, run):
                           "b" if b.startswith(x) or x.startswith(b.split(".")[0]) else x)
         blame = ", ".join(sorted(set("%s (%s)" % (x, a if x == "a" else b) if x in ("a", "b") else x
                                      for x in blamed))) or "neither (no figure marked suspect)"
+        third = r.get("third")
+        if isinstance(third, str) and third:   # a third measurement of the quantity (docs/measurement.md)
+            tv = r.get("third_value")
+            blame += "; third: %s" % (_side(third, tv, r.get("unit")) if _isnum(tv) else third + " (not usable)")
         tol = r.get("tolerance")
         rows.append([_text(r.get("quantity")), _side(a, r.get("a_value"), r.get("unit")),
                      _side(b, r.get("b_value"), r.get("unit")),
@@ -282,10 +286,26 @@ def _vs_guide(ref, v):
     return "within range"
 
 
+def verdict_text(rec, suspects):
+    """A figure's final verdict for a status cell (figures.final_quality: the record's quality, made
+    suspect by a disagreeing cross-check of the run), with its reason; where a cross-check changed it,
+    the record's own quality too: "suspect (record: ok; cross-check disagrees: <quantity>)". A record
+    without a quality (a log written before verdicts) reads ok, as the image counted such rows."""
+    own, own_why = str(rec.get("quality") or "ok"), rec.get("quality_reason")
+    q, why = figures.final_quality(rec, suspects)
+    q = str(q or "ok")
+    own_text = own + (" (%s)" % own_why if own != "ok" and own_why else "")
+    if q == own:
+        return own_text
+    return "%s (record: %s%s; %s)" % (q, own, (", " + str(own_why)) if own != "ok" and own_why else "", why)
+
+
 def _table2_rows(run):
     """[(source, unit, median, ci_lo, ci_hi, ref_lo, ref_hi, status)] for the chart, in the unit of the
-    row's reference (cycles when it has none). CI bounds exist in the record's own unit only."""
+    row's reference (cycles when it has none), status the row's final verdict (figures.final_quality).
+    CI bounds exist in the record's own unit only."""
     hz = _core_hz(run)
+    sus = figures.crosscheck_suspects(run.records)
     rows = []
     for r in run.by_type("data_source"):
         ref = figures.reference(r)
@@ -294,7 +314,7 @@ def _table2_rows(run):
         if r.get("status", "ok") != "ok":
             rows.append((str(r.get("source")), unit, None, None, None, rlo, rhi, str(r.get("status"))))
             continue
-        quality = str(r.get("quality") or "ok")
+        quality = str(figures.final_quality(r, sus)[0] or "ok")
         v, lo, hi = value(r, unit), None, None
         if r.get("unit") == unit:
             lo, hi = r.get("ci_lo"), r.get("ci_hi")
@@ -315,7 +335,8 @@ def section_table2_chart(doc, run, want_plots):
         return
     rows = _table2_rows(run)
     if rows:
-        doc.img("table2.png", "This run's Table 2 rows (median, 95% CI, coloured by quality) beside the guide's "
+        doc.img("table2.png", "This run's Table 2 rows (median, 95% CI, coloured by the final verdict: a row a "
+                "cross-check blamed is suspect) beside the guide's "
                 "range; cycles and ns rows in separate panels; an interval past the axis is cut with an arrow "
                 "and its end written beside it", plots.table2_chart(rows))
 
@@ -328,8 +349,11 @@ def section_table2(doc, run):
         return
     doc.p("Guide: Intel Core i7 / Xeon 5500 performance analysis guide (L1D 4 and L2 10 cycles from "
           "the memory subsystem section, the rest from Table 2), as each record states it. Spread is this "
-          "run's robust coefficient of variation over its samples (1.4826 MAD / median), as a percent.")
+          "run's robust coefficient of variation over its samples (1.4826 MAD / median), as a percent. Status is "
+          "the final verdict after the run's cross-checks; where one of them disagreed and blamed the row, the "
+          "record's own quality is given beside it.")
     hz = _core_hz(run)
+    sus = figures.crosscheck_suspects(run.records)
     rows = []
     for r in recs:     # the record order: the image writes every row, in the guide's order
         src = r.get("source")
@@ -348,9 +372,7 @@ def section_table2(doc, run):
         this = ("%s %s%s" % (num(val), unit, note)) if _isnum(val) else ""
         oth = ("%s %s" % (num(oval), other)) if _isnum(oval) else ""
         ratio = _vs_guide(ref, val) if ref and _isnum(val) else ""
-        q = str(r.get("quality") or "ok")
-        rows.append([src, guide, this, oth, pct(spread(r)), ratio, r.get("method", ""),
-                     q + (" (%s)" % r["quality_reason"] if q != "ok" and r.get("quality_reason") else "")])
+        rows.append([src, guide, this, oth, pct(spread(r)), ratio, r.get("method", ""), verdict_text(r, sus)])
     doc.table(["Source", "Guide", "This run", "Also", "Spread", "vs guide", "Method", "Status"], rows)
 
 
@@ -732,19 +754,13 @@ def section_figures(doc, run):
             for f in figures.figure_records(r, measured=False)]
     if not figs:
         return
-    suspect = {}
-    for x in run.by_type("crosscheck"):
-        if x.get("agrees") is False:
-            for n in x.get("suspect") or []:
-                suspect.setdefault(n, x.get("quantity") or "?")
+    sus = figures.crosscheck_suspects(run.records)
     doc.h(2, "Figures")
     doc.p("Figures of record types without a section of their own (docs/records.md, \"Statistics keys\"): "
           "the median with its 95 % CI, samples, spread and verdict.")
     rows = []
     for t, f in figs:
-        q, why = f.get("quality", ""), f.get("quality_reason", "")
-        if f["figure"] in suspect and q in ("ok", "noisy"):
-            q, why = "suspect", "cross-check disagrees: %s" % suspect[f["figure"]]
+        q, why = figures.final_quality(f, sus)
         also = ", ".join("%s %s" % (num(f[u]), u) for u in figures.CONVERSIONS if u != f["unit"] and _isnum(f.get(u)))
         ci = ("%s..%s" % (num(f["ci_lo"]), num(f["ci_hi"]))) if _isnum(f.get("ci_lo")) and _isnum(f.get("ci_hi")) \
             else ""

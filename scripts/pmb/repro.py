@@ -24,6 +24,7 @@ import subprocess
 import sys
 
 from . import REPO_ROOT
+from . import figures as figmod
 from . import parse as parsemod
 
 DEFAULT_RUNNER = os.path.join(REPO_ROOT, "build", "host-bench", "pmubench-host")
@@ -116,19 +117,14 @@ def figures(run):
     """name -> Fig of one verified run, with the final verdict (a disagreeing cross-check's suspect list
     applied)."""
     caches = _cache_sizes(run.records[0] if run.records else None)
-    marked = set()
-    for r in run.records:
-        if r.get("type") == "crosscheck" and r.get("agrees") is False:
-            marked.update(n for n in r.get("suspect") or [] if isinstance(n, str))
+    marked = figmod.crosscheck_suspects(run.records)
     out = {}
     for r in run.records:
         for f in _figures_in(r):
             name = f.get("figure")
             if not isinstance(name, str) or not _num(f.get("median")):
                 continue
-            q = f.get("quality")
-            if name in marked and q in ("ok", "noisy"):
-                q = "suspect"
+            q, _why = figmod.final_quality(f, marked)
             lo, hi = f.get("ci_lo"), f.get("ci_hi")
             nlo, nhi = f.get("next_lo"), f.get("next_hi")
             nok = _num(nlo) and _num(nhi)

@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 
 from . import REPO_ROOT
+from . import figures
 
 HOST_BENCH = os.path.join(REPO_ROOT, "build", "host-bench", "pmubench-host")
 
@@ -623,6 +624,7 @@ def table(run, snippets=None):
     """The printout of a verified parse.Run: one row per snippet record, counters below, problems, end status."""
     by_name = {s.name: s for s in (snippets or [])}
     recs = run.by_type("snippet")
+    sus = figures.crosscheck_suspects(run.records)   # no check names a snippet today; the final verdict regardless
     head = ("snippet", "cycles/copy", "cycles_method", "CI", "n", "quality", "inst/copy", "cyc/inst")
     rows = []
     extra = []
@@ -643,11 +645,12 @@ def table(run, snippets=None):
         else:
             inst, per = "-", None
         cpi = "%.3f" % (cyc / per) if isinstance(cyc, (int, float)) and not isinstance(cyc, bool) and per else "-"
-        q = str(r.get("quality", "-"))
+        fq, fwhy = figures.final_quality(r, sus)
+        q = str(fq or "-")
         rows.append((name, _num(cyc), str(r.get("cycles_method") or "-"), _ci(r), _num(r.get("n"), "%d"), q,
                      inst, cpi))
-        if r.get("quality_reason"):
-            extra.append("  %s: quality %s: %s" % (name, q, r["quality_reason"]))
+        if fwhy:
+            extra.append("  %s: quality %s: %s" % (name, q, fwhy))
         counters = r.get("counters")
         if isinstance(counters, dict) and counters:
             extra.append("  %s: counters per iteration: %s" % (

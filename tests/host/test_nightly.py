@@ -561,3 +561,47 @@ def test_history_names_machines_keeps_to_one_and_suggests_figures(history, capsy
     assert "no figure matches 'l3_unshared'; did you mean: data_source/L3_unshared/cycles" in e
     assert cli.main(["history", "--db", dbp, "--figure", "HITM"]) == 1
     assert "did you mean: c2c/" in capsys.readouterr().err
+
+
+def _l3_run(seed, factor=1.0, blamed=False):
+    """A run whose data_source rows carry verdicts; L3_unshared scaled by factor and, when blamed, listed by a
+    disagreeing cross-check of the run (its final verdict suspect, its record's quality still ok)."""
+    recs = logs.full_run(seed=seed)
+    for r in recs:
+        if r.get("type") == "data_source":
+            r["figure"] = "data_source/" + r["source"]
+            r["quality"] = "ok"
+            if r["source"] == "L3_unshared":
+                for k in ("median", "cycles", "ns", "p10", "p90", "min", "max", "ci_lo", "ci_hi"):
+                    if isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool):
+                        r[k] *= factor
+    if blamed:
+        recs.append({"type": "crosscheck", "quantity": "L3 hit latency (Table 2 row vs sweep plateau)",
+                     "a": "data_source/L3_unshared", "b": "latency_plateau/random/2097152/2", "a_value": 40.0,
+                     "b_value": 14.0, "unit": "ns", "ratio": 40 / 14, "tolerance": 0.15, "agrees": False,
+                     "suspect": ["data_source/L3_unshared"]})
+    return logs.serial(logs.run_lines(recs))
+
+
+def test_baseline_leaves_out_suspect_values(tmp_path):
+    """A nightly baseline reads each baseline run's final verdict: a figure a cross-check of that run blamed
+    (suspect in the figures table, though its record said ok) is no reference. Two of four baseline runs read
+    L3_unshared twice as slow and were blamed: the baseline is the other two's median, and with two values no
+    regression verdict is given; the comparison says what was left out."""
+    dbp = str(tmp_path / "h.sqlite")
+    for i, (f, b) in enumerate([(1, False), (2, True), (2, True), (1, False), (1, False)]):
+        p = tmp_path / ("%d.log" % i)
+        p.write_text(_l3_run(i + 1, f, b))
+        cli.main(["nightly", str(p), "--db", dbp, "--accel", "tcg"])
+    c = db.connect(dbp)
+    q = {r[0]: r[1] for r in c.execute("SELECT run_id, quality FROM figures WHERE name = ?",
+                                       ("data_source/L3_unshared/cycles",))}
+    assert [q[i] for i in sorted(q)] == ["ok", "suspect", "suspect", "ok", "ok"]
+    res = {r.name: r for r in nightly.compare(c, 5)}
+    c.close()
+    l3 = res["data_source/L3_unshared/cycles"]
+    assert l3.baseline_runs == 2 and l3.verdict == "unjudged"
+    assert "2 suspect baseline values left out" in l3.detail
+    assert l3.baseline == pytest.approx(l3.value, rel=0.05)      # not pulled towards the blamed runs' 2x
+    l2 = res["data_source/L2/cycles"]                           # nothing blamed: all four baseline runs
+    assert l2.baseline_runs == 4 and "left out" not in l2.detail

@@ -201,6 +201,40 @@ def test_fleet_uses_the_latest_good_run(tmp_path):
     assert {m.label: m for m in fleet.build(c, [])}["box1"].run_id == 2
 
 
+def test_fleet_median_leaves_out_suspect_figures(tmp_path):
+    """The fleet median reads each machine's final verdict: a box whose L3_unshared a cross-check of its run
+    blamed (suspect, its record ok) does not move the median of the others, and its own cell says suspect."""
+    dbp = str(tmp_path / "h.sqlite")
+    for i, (host, scale, blamed) in enumerate((("box1", 1.0, False), ("box2", 1.0, False), ("box3", 1.02, False),
+                                               ("box4", 3.0, True), ("box5", 3.0, True),
+                                               ("box6", 3.0, True))):
+        recs = logs.full_run(seed=i + 1, scale=scale)
+        for r in recs:
+            if r.get("type") == "data_source":
+                r["figure"], r["quality"] = "data_source/" + r["source"], "ok"
+        if blamed:
+            recs.append({"type": "crosscheck", "quantity": "L3 hit latency (Table 2 row vs sweep plateau)",
+                         "a": "data_source/L3_unshared", "b": "latency_plateau/random/2097152/2", "a_value": 60.0,
+                         "b_value": 20.0, "unit": "ns", "ratio": 3.0, "tolerance": 0.15, "agrees": False,
+                         "suspect": ["data_source/L3_unshared"]})
+        p = tmp_path / ("%s.log" % host)
+        p.write_text(logs.serial(logs.run_lines(recs)))
+        cli.main(["nightly", str(p), "--db", dbp, "--accel", "tcg", "--host", host])
+    c = db.connect(dbp)
+    name = "data_source/L3_unshared/cycles"
+    ms = {m.label: m for m in fleet.build(c, [name])}
+    # the median of box1-3 (with box4-6, three times slower and blamed, it would be about 2x: box1 at -50 %)
+    for h in ("box1", "box2", "box3"):
+        assert abs(ms[h].cells[name].deviation) < 4 and not ms[h].cells[name].suspect
+    c4 = ms["box4"].cells[name]
+    assert c4.suspect and c4.mark == "!" and 150 < c4.deviation < 250
+    table = fleet.table(list(ms.values()), [name])
+    assert "(suspect)" in next(l for l in table.splitlines() if l.startswith("| box4 |"))
+    assert "(suspect)" not in next(l for l in table.splitlines() if l.startswith("| box1 |"))
+    assert any(l.startswith("DEVIATES box4 ") and l.endswith("(suspect in its run)")
+               for l in fleet.summary_lines(list(ms.values()), [name]))
+
+
 def test_fleet_errors(tmp_path, capsys):
     assert cli.main(["fleet", "--db", str(tmp_path / "missing.sqlite")]) == 1
     assert "no database" in capsys.readouterr().err

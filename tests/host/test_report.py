@@ -337,16 +337,77 @@ def test_disagreements_section_lists_each_with_both_figures_and_the_blamed_side(
     assert "| crosscheck |" not in other                  # no longer a record type the tool does not know
 
 
-def test_table2_status_is_the_record_quality_and_pmu_is_text():
+def test_table2_status_is_the_final_verdict_and_pmu_is_text():
+    """The status column shows each row's final verdict (docs/measurement.md, "Verdicts"): the record's quality,
+    made suspect where a disagreeing cross-check of the run blamed the row, with the record's own quality and
+    reason beside it then. (Issue 23 asked for the record's quality instead of its "status" key, which read ok
+    for a noisy row; the final verdict is never better than the record's quality, so that still holds.)"""
     run = tcg_run()
     md = report.to_markdown(report.build(run, want_plots=False))
     sec = md.split("## Data sources vs the guide's Table 2")[1].split("\n## ")[0]
-    row = next(l for l in sec.splitlines() if l.startswith("| L3_shared_other_core |"))
-    assert row.split("|")[-2].strip().startswith("noisy (")
-    assert next(l for l in sec.splitlines() if l.startswith("| L1 |")).split("|")[-2].strip() == "ok"
+
+    def status(src):
+        return next(l for l in sec.splitlines() if l.startswith("| %s |" % src)).split("|")[-2].strip()
+    # the record says noisy, the c2c HIT check blamed the row: suspect, with both reasons
+    st = status("L3_shared_other_core")
+    assert st.startswith("suspect (record: noisy, 95 % CI ")
+    assert "; cross-check disagrees: line shared with another core (c2c HIT vs Table 2 row))" in st
+    # the record says ok, the sweep check blamed it
+    assert status("L3_unshared").startswith("suspect (record: ok; cross-check disagrees: L3 hit latency, unshared")
+    # two checks blamed local_DRAM: both named
+    st = status("local_DRAM")
+    assert "loaded-latency idle point vs Table 2 row" in st and "penalty dram_local vs Table 2 row" in st
+    assert status("L1") == "ok"                                           # nothing blamed it
+    assert status("remote_L3").startswith("unavailable: ")
+    # without the disagreeing c2c checks the same row shows its record's quality and reason, as before
+    run.records = [r for r in run.records if not (r.get("type") == "crosscheck" and "c2c" in r.get("quantity", ""))]
+    md2 = report.to_markdown(report.build(run, want_plots=False))
+    sec = md2.split("## Data sources vs the guide's Table 2")[1].split("\n## ")[0]
+    assert status("L3_shared_other_core").startswith("noisy (95 % CI ")
     pmu = next(l for l in md.splitlines() if l.startswith("| PMU |"))
     assert pmu.startswith("| PMU | unavailable: QEMU TCG emulates no performance counters")
     assert "=None" not in pmu and "{}" not in pmu and "model=" not in pmu
+
+
+def test_disagreements_name_the_third_measurement():
+    recs = [r for r in logs.full_run(jitter=0)]
+    recs.append({"type": "crosscheck", "quantity": "L1D hit latency (Table 2 row vs sweep plateau at its footprint)",
+                 "a": "data_source/L1", "b": "latency_plateau/random/2097152/0", "a_value": 6.5, "b_value": 5.0,
+                 "unit": "cycles", "ratio": 1.3, "tolerance": 0.15, "agrees": False, "third": "penalty/l1_hit",
+                 "third_value": 5.1, "suspect": ["data_source/L1"]})
+    recs.append({"type": "crosscheck", "quantity": "no third here", "a": "x/a", "b": "x/b", "a_value": 6.5,
+                 "b_value": 5.0, "unit": "ns", "ratio": 1.3, "tolerance": 0.15, "agrees": False,
+                 "third": "numa_latency/0-0", "third_value": None, "suspect": ["x/a", "x/b"]})
+    md = report.to_markdown(report.build(parse_log("\n".join(logs.run_lines(recs))), want_plots=False))
+    sec = md.split("## Disagreements")[1].split("\n## ")[0]
+    row = next(l for l in sec.splitlines() if l.startswith("| L1D hit latency"))
+    assert "| a (data_source/L1); third: penalty/l1_hit = 5.1 cycles |" in row
+    row = next(l for l in sec.splitlines() if l.startswith("| no third here"))
+    assert "third: numa_latency/0-0 (not usable) |" in row
+
+
+def test_figures_section_and_verdict_text_use_the_final_verdict():
+    """report.verdict_text: the record's quality when nothing blamed the figure; a blamed ok or noisy figure is
+    suspect with the record's own quality kept; a figure already suspect or unavailable stays so."""
+    sus = {"penalty/x": ["q1", "q2"]}
+    assert report.verdict_text({"figure": "penalty/y", "quality": "ok"}, sus) == "ok"
+    assert report.verdict_text({"figure": "penalty/y", "quality": "noisy", "quality_reason": "n < 7"}, sus) == \
+        "noisy (n < 7)"
+    assert report.verdict_text({"figure": "penalty/x", "quality": "ok"}, sus) == \
+        "suspect (record: ok; cross-check disagrees: q1; q2)"
+    assert report.verdict_text({"figure": "penalty/x", "quality": "suspect", "quality_reason": "<= 0"}, sus) == \
+        "suspect (<= 0)"
+    assert report.verdict_text({"figure": "penalty/x", "quality": "unavailable", "quality_reason": "no PMU"},
+                               sus) == "unavailable (no PMU)"
+    # the Figures section (record types without a section of their own) shows the same final verdict
+    recs = [r for r in logs.full_run(jitter=0)]
+    recs.append(dict({"type": "zz_new", "figure": "zz_new/a"}, **logs.stats("cycles", 7.0, 0.01, 15), quality="ok"))
+    recs.append({"type": "crosscheck", "quantity": "zz both ways", "a": "zz_new/a", "b": "x", "a_value": 7.0,
+                 "b_value": 20.0, "unit": "cycles", "ratio": 0.35, "tolerance": 0.15, "agrees": False,
+                 "suspect": ["zz_new/a"]})
+    md = report.to_markdown(report.build(parse_log("\n".join(logs.run_lines(recs))), want_plots=False))
+    row = next(l for l in md.split("## Figures")[1].splitlines() if l.startswith("| zz_new/a |"))
+    assert "| suspect | cross-check disagrees: zz both ways |" in row
 
 
 @needs_mpl

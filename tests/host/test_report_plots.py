@@ -575,13 +575,22 @@ def test_table2_chart_readable_when_one_interval_is_huge():
     plots._pyplot().close(fig)
 
 
-def test_table2_chart_status_is_the_record_quality(monkeypatch):
+def test_table2_chart_status_is_the_final_verdict(monkeypatch):
+    """Each row's dot is coloured by its final verdict: the record's quality, suspect where a disagreeing
+    cross-check of the run listed the row (docs/measurement.md, "Verdicts")."""
     seen = spy(monkeypatch, "table2_chart")
     run = real_run("tcg-make-run")
     report.build(run, want_plots=True)
     (args, _kw), = seen
-    q = {r["source"]: r.get("quality", r.get("status")) for r in run.by_type("data_source")}
-    assert {r[0]: r[7] for r in args[0]} == q and "noisy" in q.values()
+    blamed = {n for x in run.by_type("crosscheck") if x.get("agrees") is False for n in x.get("suspect") or []}
+    q = {}
+    for r in run.by_type("data_source"):
+        own = r.get("quality", r.get("status"))
+        q[r["source"]] = "suspect" if r.get("figure") in blamed and own in ("ok", "noisy") else own
+    assert {r[0]: r[7] for r in args[0]} == q
+    own = {r["source"]: r.get("quality") for r in run.by_type("data_source")}
+    assert q["L3_shared_other_core"] == "suspect" and own["L3_shared_other_core"] == "noisy"
+    assert q["L1"] == "ok"
 
 
 def test_c2c_one_robust_scale_and_every_value_printed(monkeypatch):

@@ -18,6 +18,7 @@ struct fake_pmu {
     struct fake_pmu_event events[FAKE_PMU_MAX_EVENTS]; /* known events, up to the first NULL name */
     unsigned fail_groups_over;   /* a group of more events than this is refused (0: none is) */
     const char *table;           /* what pmu_count_event_table says ("nhm", ...; NULL: no table) */
+    double pebs_cycles;          /* > 0: load-latency PEBS is armed and every row's mean is this (cycles) */
     /* out */
     unsigned groups;             /* groups programmed (each ran the workload once) */
 };

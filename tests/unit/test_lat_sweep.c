@@ -501,7 +501,7 @@ static void test_core_clock_levels_judged_in_cycles(void **state)
     /* the L1 row at 24 KiB, timed at core/TSC 1.476: 4.84 cycles, 1.562 ns */
     struct stats st = stats_derived(1.562);
     ledger_add("data_source/L1", UNIT_NS, &st, QUALITY_OK);
-    assert_int_equal(lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 4.84), 1);
+    assert_int_equal(lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 4.84, NULL), 1);
     const char *rec = fake_find("crosscheck", "data_source/L1", 0);
     assert_has(rec, "\"unit\":\"cycles\"");
     assert_has(rec, "\"agrees\":true");
@@ -511,8 +511,161 @@ static void test_core_clock_levels_judged_in_cycles(void **state)
     assert_int_equal(lat_sweep_crosscheck("L1", "data_source/L1", KiB(24)), 0);
     /* without the row's cycles: the ns comparison */
     fake_reset();
-    assert_int_equal(lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 0), 0);
+    assert_int_equal(lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 0, NULL), 0);
     assert_has(fake_find("crosscheck", "data_source/L1", 0), "\"unit\":\"ns\"");
+}
+
+/* The sweep of test_core_clock_levels_judged_in_cycles (L1 5 cycles, L2 16, L3 70, memory 300 on 2 MiB pages). */
+static void setup_cycles_sweep(void)
+{
+    static struct fixture f;
+    static double cyc[LAT_MAX_POINTS];
+    memset(&f, 0, sizeof(f));
+    f.cache[0] = KiB(48), f.cache[1] = MiB(2), f.cache[2] = MiB(32);
+    struct lat_sweep_curve *c = &f.c[0];
+    *c = (struct lat_sweep_curve){.mode = "random", .random = true, .page_bytes = MiB(2), .bytes = f.bytes[0],
+                                  .ns = f.ns[0], .cycles = cyc, .clock_steady = true};
+    f.nc = 1;
+    uint64_t grid[LAT_MAX_POINTS];
+    size_t n = lat_size_grid(KiB(1), MiB(128), 4, 64, grid, LAT_MAX_POINTS);
+    for (size_t i = 0; i < n; i++) {
+        double cycles = grid[i] <= KiB(32) ? 5 : grid[i] <= MiB(1) ? 16 : grid[i] <= MiB(16) ? 70 : 300;
+        f.bytes[0][i] = grid[i];
+        f.ns[0][i] = cycles / (2.1 * 1.76);
+        cyc[i] = cycles;
+    }
+    c->n = n;
+    setup(&f);
+    lat_sweep_infer(f.c, f.nc);
+}
+
+/* A figure in the ledger in `unit` with median v, quality ok (replaces an earlier entry and its marks). */
+static void ledger_ok(const char *name, const char *unit, double v)
+{
+    struct stats st = stats_derived(v);
+    ledger_add(name, unit, &st, QUALITY_OK);
+}
+
+/* The Table 2 L1 row (row_cycles) against the sweep's 5-cycle plateau at 24 KiB, with penalty l1_hit as the third
+ * measurement (l1_hit <= 0: the penalty benchmark did not run). The check waits for the end of the run; *rec gets
+ * its record. */
+static int judge_l1(double row_cycles, double l1_hit, const char **rec, const char **plateau)
+{
+    double pc = 0;
+    fake_reset();
+    crosscheck_reset();
+    ledger_reset();
+    *plateau = lat_sweep_plateau_cycles(KiB(24), &pc);
+    assert_non_null(*plateau);
+    assert_true(pc > 4.99 && pc < 5.01);
+    ledger_ok(*plateau, UNIT_NS, 5 / (2.1 * 1.76));
+    ledger_ok("data_source/L1", UNIT_NS, row_cycles / (2.1 * 1.48));
+    assert_int_equal(lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), row_cycles, XC_THIRD_L1_CYCLES),
+                     XC_DEFERRED);
+    assert_null(fake_find("crosscheck", "data_source/L1", 0)); /* not judged before the end of the run */
+    if (l1_hit > 0)
+        ledger_ok(XC_THIRD_L1_CYCLES, UNIT_CYCLES, l1_hit); /* the penalty benchmark, later in the run */
+    assert_int_equal(crosscheck_run_deferred(), 1);
+    *rec = fake_find("crosscheck", "data_source/L1", 0);
+    assert_non_null(*rec);
+    assert_has(*rec, "\"third\":\"penalty/l1_hit\"");
+    assert_has(*rec, "\"unit\":\"cycles\"");
+    size_t judged, agree;
+    crosscheck_counts(NULL, &judged, &agree);
+    assert_int_equal(judged, 1);
+    return (int)agree;
+}
+
+/* Third-measurement blame for the core clock's levels (docs/measurement.md "Cross-checks"): where the row and the
+ * sweep plateau disagree, penalty l1_hit (a dependent load hitting L1D, in cycles, from a later benchmark) blames
+ * only the side it contradicts; with no third, or one that agrees with neither, both are blamed. */
+static void test_third_measurement_blames_one_side(void **state)
+{
+    (void)state;
+    setup_cycles_sweep();
+    const char *rec, *pl;
+    char want[160];
+    /* agreement: nothing marked, the third's value still recorded */
+    assert_int_equal(judge_l1(4.84, 5.0, &rec, &pl), 1);
+    assert_has(rec, "\"agrees\":true");
+    assert_has(rec, "\"third_value\":5");
+    assert_has(rec, "\"suspect\":[]");
+    /* the row is off (6.5 cycles), l1_hit agrees with the plateau (5.1): only the row is blamed */
+    assert_int_equal(judge_l1(6.5, 5.1, &rec, &pl), 0);
+    assert_has(rec, "\"suspect\":[\"data_source/L1\"]");
+    assert_has(rec, "penalty/l1_hit (5.1) agrees with latency_plateau/");
+    assert_has(rec, "contradicts data_source/L1: only data_source/L1 is blamed");
+    assert_int_equal(ledger_find("data_source/L1")->q, QUALITY_SUSPECT);
+    assert_int_equal(ledger_find(pl)->q, QUALITY_OK);
+    assert_int_equal(ledger_find(XC_THIRD_L1_CYCLES)->q, QUALITY_OK); /* the third is never marked */
+    /* the plateau is off: l1_hit agrees with the row (6.5 vs 6.4), only the plateau is blamed */
+    assert_int_equal(judge_l1(6.5, 6.4, &rec, &pl), 0);
+    snprintf(want, sizeof(want), "\"suspect\":[\"%s\"]", pl);
+    assert_has(rec, want);
+    assert_int_equal(ledger_find("data_source/L1")->q, QUALITY_OK);
+    assert_int_equal(ledger_find(pl)->q, QUALITY_SUSPECT);
+    /* the penalty benchmark did not run: no third, both blamed */
+    assert_int_equal(judge_l1(6.5, 0, &rec, &pl), 0);
+    assert_has(rec, "\"third_value\":null");
+    snprintf(want, sizeof(want), "\"suspect\":[\"data_source/L1\",\"%s\"]", pl);
+    assert_has(rec, want);
+    /* a third between the two, within tolerance of both (5.75: 6.5 is +13 %, 5 is -13 %): it cannot say, both */
+    assert_int_equal(judge_l1(6.5, 5.75, &rec, &pl), 0);
+    assert_has(rec, want);
+    /* a third whose own final verdict is suspect (here l1_hit, blamed elsewhere) decides nothing: both */
+    assert_int_equal(judge_l1(6.5, 5.1, &rec, &pl), 0);
+    assert_has(rec, "\"suspect\":[\"data_source/L1\"]"); /* (usable: only the row) */
+    fake_reset();
+    crosscheck_reset();
+    ledger_ok("data_source/L1", UNIT_NS, 6.5 / (2.1 * 1.48));
+    ledger_ok(pl, UNIT_NS, 5 / (2.1 * 1.76));
+    ledger_ok(XC_THIRD_L1_CYCLES, UNIT_CYCLES, 5.1);
+    ledger_mark_suspect(XC_THIRD_L1_CYCLES, "another check");
+    lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 6.5, XC_THIRD_L1_CYCLES);
+    crosscheck_run_deferred();
+    rec = fake_find("crosscheck", "data_source/L1", 0);
+    assert_has(rec, "\"third_value\":null");
+    assert_has(rec, want);
+    assert_has(rec, "penalty/l1_hit is suspect itself and decides nothing");
+    /* a third that agrees with neither (9 cycles): both */
+    assert_int_equal(judge_l1(6.5, 9, &rec, &pl), 0);
+    assert_has(rec, want);
+    assert_int_equal(ledger_find("data_source/L1")->q, QUALITY_SUSPECT);
+    assert_int_equal(ledger_find(pl)->q, QUALITY_SUSPECT);
+
+    /* L2: the third is a value the penalty benchmark published (its l2_hit chase's full latency), not a figure */
+    double pc = 0;
+    fake_reset();
+    crosscheck_reset();
+    const char *pl2 = lat_sweep_plateau_cycles(KiB(384), &pc);
+    assert_non_null(pl2);
+    assert_true(pc > 15.99 && pc < 16.01);
+    ledger_ok(pl2, UNIT_NS, 16 / (2.1 * 1.76));
+    ledger_ok("data_source/L2", UNIT_NS, 22 / (2.1 * 1.48));
+    assert_int_equal(lat_sweep_crosscheck_cycles("L2", "data_source/L2", KiB(384), 22, XC_THIRD_L2_CYCLES),
+                     XC_DEFERRED);
+    crosscheck_note(XC_THIRD_L2_CYCLES, 16.3, UNIT_CYCLES);
+    assert_int_equal(crosscheck_run_deferred(), 1);
+    rec = fake_find("crosscheck", "data_source/L2", 0);
+    assert_has(rec, "\"third\":\"penalty/l2_hit.latency_cycles\",\"third_value\":16.3");
+    assert_has(rec, "\"suspect\":[\"data_source/L2\"]");
+    assert_int_equal(ledger_find(pl2)->q, QUALITY_OK);
+    /* a noted value in another unit is no third */
+    fake_reset();
+    crosscheck_reset();
+    ledger_ok("data_source/L2", UNIT_NS, 22 / (2.1 * 1.48));
+    crosscheck_note(XC_THIRD_L2_CYCLES, 16.3, UNIT_NS);
+    assert_int_equal(lat_sweep_crosscheck_cycles("L2", "data_source/L2", KiB(384), 22, XC_THIRD_L2_CYCLES),
+                     XC_DEFERRED);
+    crosscheck_run_deferred();
+    rec = fake_find("crosscheck", "data_source/L2", 0);
+    assert_has(rec, "\"third_value\":null");
+    snprintf(want, sizeof(want), "\"suspect\":[\"data_source/L2\",\"%s\"]", pl2);
+    assert_has(rec, want);
+    /* crosscheck_reset drops what was kept: nothing is judged twice */
+    lat_sweep_crosscheck_cycles("L2", "data_source/L2", KiB(384), 22, XC_THIRD_L2_CYCLES);
+    crosscheck_reset();
+    assert_int_equal(crosscheck_run_deferred(), 0);
 }
 
 int main(void)
@@ -529,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_plateau_figures_and_dram_lookup),
         cmocka_unit_test(test_replicates_at_their_own_offsets),
         cmocka_unit_test(test_core_clock_levels_judged_in_cycles),
+        cmocka_unit_test(test_third_measurement_blames_one_side),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

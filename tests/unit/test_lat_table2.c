@@ -17,6 +17,8 @@
 #include "bench/lat_common.h"
 #include "bench/crosscheck.h"
 #include "measure/verdict.h"
+#include "measure/stats_json.h"
+#include "tests/unit/fake_pmu.h"
 
 /* Full profile, a 32 KiB L1, 1 MiB L2, 32 MiB L3 by CPUID, two CPUs (CPU 1 shares the L3, not the L2: the
  * helper of the other-core rows), 1 ms budgets, a small DRAM row. */
@@ -198,6 +200,57 @@ static void test_ratio_median(void **state)
     assert_true(lat_ratio_median(c, 2) == 0);
 }
 
+static double rec_double(const char *rec, const char *key)
+{
+    const char *p = rec ? strstr(rec, key) : NULL;
+    if (!p)
+        fail_msg("no %s in %s", key, rec ? rec : "(null)");
+    return strtod(p + strlen(key), NULL);
+}
+
+/* Where load-latency PEBS is armed, a row's PEBS mean (in ns by the row's own conversion) is the third measurement
+ * of the c2c check of the other-core rows (lat_c2c.c): c2c agreeing with PEBS blames only the row. */
+static void test_pebs_is_the_c2c_checks_third(void **state)
+{
+    (void)state;
+    setup_fake();
+    FAKE_PMU.pebs_cycles = 1e6; /* far from the fake rows: the PEBS check itself blames each row */
+    lat_table2_run();
+    FAKE_PMU.pebs_cycles = 0;
+    const char *row = row_rec("L3_modified_other_core");
+    double ns = rec_double(row, "\"median\":"), cyc = rec_double(row, "\"cycles\":");
+    assert_true(ns > 0 && cyc > 0);
+    double pebs_ns = 1e6 * ns / cyc;
+    assert_non_null(fake_find("crosscheck", "L3_modified_other_core latency (chase timing vs PEBS", 0));
+    /* the console table, printed after the rows' checks, shows the verdict they left (the record keeps its own) */
+    const char *line = fake_text_find("  L3_modified_other_core ");
+    assert_non_null(line);
+    assert_non_null(strstr(line, " suspect* "));
+    assert_null(strstr(row, "\"quality\":\"suspect\""));
+    assert_non_null(fake_text_find("(*: made suspect by a cross-check above"));
+    /* c2c reads what PEBS reads: only the row is blamed */
+    struct stats st = stats_derived(pebs_ns * 1.02);
+    ledger_add("c2c/1-0/hitm", UNIT_NS, &st, QUALITY_OK);
+    assert_int_equal(crosscheck_figures3("HITM", "c2c/1-0/hitm", "data_source/L3_modified_other_core",
+                                         "pebs_latency/L3_modified_other_core.ns", XC_TOL_LATENCY, NULL, NULL),
+                     0);
+    const char *x = fake_find("crosscheck", "\"quantity\":\"HITM\"", 0);
+    assert_non_null(x);
+    assert_float_equal(rec_double(x, "\"third_value\":"), pebs_ns, 1e-6 * pebs_ns);
+    assert_non_null(strstr(x, "\"suspect\":[\"data_source/L3_modified_other_core\"]"));
+    assert_int_equal(ledger_find("c2c/1-0/hitm")->q, QUALITY_OK);
+    /* without PEBS there is no third: both are blamed, as before */
+    setup_fake();
+    lat_table2_run();
+    ledger_add("c2c/1-0/hitm", UNIT_NS, &st, QUALITY_OK);
+    crosscheck_figures3("HITM", "c2c/1-0/hitm", "data_source/L3_modified_other_core",
+                        "pebs_latency/L3_modified_other_core.ns", XC_TOL_LATENCY, NULL, NULL);
+    x = fake_find("crosscheck", "\"quantity\":\"HITM\"", 0);
+    assert_non_null(strstr(x, "\"third_value\":null"));
+    assert_non_null(strstr(x, "\"suspect\":[\"c2c/1-0/hitm\",\"data_source/L3_modified_other_core\"]"));
+    restore_fake();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_passes_between_the_sweeps),
         cmocka_unit_test(test_quick_one_pass),
         cmocka_unit_test(test_ratio_median),
+        cmocka_unit_test(test_pebs_is_the_c2c_checks_third),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

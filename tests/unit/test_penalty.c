@@ -9,10 +9,14 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <string.h>
 
 #include "bench/clock.h"
+#include "bench/crosscheck.h"
+#include "measure/stats_json.h"
+#include "measure/verdict.h"
 #include "bench/cycle_accounting.h"
 #include "bench/timed_loop.h"
 #include "kernel/core_clock.h"
@@ -164,6 +168,43 @@ static void test_bench_penalty_records(void **state)
     assert_non_null(xl1);
     assert_non_null(strstr(xl1, "\"agrees\":null"));
     assert_non_null(strstr(xl1, "data_source/L1 was not measured in this run"));
+    /* l1_hit's third (the sweep plateau at the L1 row's footprint) is absent too: the record names none */
+    assert_null(strstr(xl1, "\"third\""));
+    /* the l2_hit chase's full latency is published as the third measurement of the Table 2 L2 row against the
+     * sweep (judged at the end of the run): a later check naming it reads the record's latency_cycles */
+    const char *l2 = fake_find("penalty", "\"name\":\"l2_hit\"", 0);
+    const char *lk = l2 ? strstr(l2, "\"latency_cycles\":") : NULL;
+    assert_non_null(lk);
+    double l2_cycles = strtod(lk + strlen("\"latency_cycles\":"), NULL);
+    assert_true(l2_cycles > 0);
+    struct crosscheck x2 = {.quantity = "L2 third", .a = "row", .b = "plateau", .a_value = l2_cycles,
+                            .b_value = 3 * l2_cycles, .unit = "cycles", .tolerance = XC_TOL_LATENCY,
+                            .third = XC_THIRD_L2_CYCLES};
+    assert_int_equal(crosscheck_emit(&x2), 0);
+    const char *r2 = fake_find("crosscheck", "\"quantity\":\"L2 third\"", 0);
+    const char *tv = r2 ? strstr(r2, "\"third_value\":") : NULL;
+    assert_non_null(tv);
+    assert_float_equal(strtod(tv + strlen("\"third_value\":"), NULL), l2_cycles, 1e-9 * l2_cycles);
+    assert_non_null(strstr(r2, "agrees with row and contradicts plateau"));
+    /* dram_local against the local_DRAM row has numa_latency of CPU 0's node as its third: here the row and the
+     * numa figure read 1 ms (far from the fake chase), so only penalty/dram_local is blamed */
+    fake_reset();
+    ledger_reset();
+    struct stats far = stats_derived(1e6);
+    ledger_add("data_source/local_DRAM", "ns", &far, QUALITY_OK);
+    ledger_add("numa_latency/0-0", "ns", &far, QUALITY_OK);
+    ca_penalty_reset();
+    bench_penalty();
+    const char *xd = fake_find("crosscheck", "penalty dram_local vs Table 2 row", 0);
+    assert_non_null(xd);
+    assert_non_null(strstr(xd, "\"agrees\":false"));
+    assert_non_null(strstr(xd, "\"third\":\"numa_latency/0-0\",\"third_value\":1000000"));
+    assert_non_null(strstr(xd, "\"suspect\":[\"penalty/dram_local\"]"));
+    assert_int_equal(ledger_find("data_source/local_DRAM")->q, QUALITY_OK);
+    /* ... and cycle accounting, reading the final verdict, drops it */
+    double dv;
+    assert_false(ca_penalty_get("dram_local", &dv));
+    assert_non_null(strstr(ca_penalty_dropped("dram_local"), "cross-check disagrees: local DRAM latency"));
     /* the divider record says why ARITH.CYCLES_DIV_BUSY is missing */
     assert_non_null(fake_find("penalty", "\"div_busy_reason\":\"test: no PMU\"", 0));
     /* the DTLB record compares the two page sizes */

@@ -295,16 +295,37 @@ static void test_crosscheck_records(void **state)
     assert_int_equal(crosscheck_figures3("three2", "row2", "plateau2", "far", XC_TOL_DRAM, NULL, NULL), 0);
     assert_int_equal(ledger_find("row2")->q, QUALITY_SUSPECT);
     assert_int_equal(ledger_find("plateau2")->q, QUALITY_SUSPECT);
+    /* a check whose third a later benchmark measures waits for the end of the run: values read now, the third
+     * looked up when judged (crosscheck_run_deferred); nothing is counted or marked before */
+    add_figure("dram_row", 100);
+    add_figure("dram_plateau", 150);
+    assert_int_equal(crosscheck_figures3_later("later", "dram_row", "dram_plateau", "numa_later", XC_TOL_DRAM, NULL,
+                                               NULL),
+                     XC_DEFERRED);
+    add_figure("dram_row", 100); /* a later record of the same name does not change what the check read */
+    assert_null(fake_find("crosscheck", "\"quantity\":\"later\"", 0));
+    add_figure("numa_later", 104); /* the later benchmark */
+    assert_int_equal(crosscheck_run_deferred(), 1);
+    r = fake_find("crosscheck", "\"quantity\":\"later\"", 0);
+    assert_non_null(strstr(r, "\"third\":\"numa_later\",\"third_value\":104"));
+    assert_non_null(strstr(r, "\"suspect\":[\"dram_plateau\"]"));
+    assert_int_equal(ledger_find("dram_row")->q, QUALITY_OK);
+    assert_int_equal(crosscheck_run_deferred(), 0); /* judged once */
+    /* one side missing: written now, not judged */
+    assert_int_equal(crosscheck_figures3_later("later2", "nothing", "dram_plateau", "numa_later", XC_TOL_DRAM, NULL,
+                                               NULL),
+                     -1);
+    assert_non_null(fake_find("crosscheck", "\"quantity\":\"later2\"", 0));
     /* the summary counts the final verdicts and the checks */
     crosscheck_summary();
     r = fake_find("summary", "", 0);
     assert_non_null(r);
     char want[256];
-    snprintf(want, sizeof(want), "\"figures\":12,\"ok\":6,\"noisy\":0,\"suspect\":6,\"unavailable\":0");
+    snprintf(want, sizeof(want), "\"figures\":15,\"ok\":8,\"noisy\":0,\"suspect\":7,\"unavailable\":0");
     assert_non_null(strstr(r, want));
-    assert_non_null(strstr(r, "\"crosschecks\":6,\"crosschecks_judged\":5,\"crosschecks_agreeing\":1"));
+    assert_non_null(strstr(r, "\"crosschecks\":8,\"crosschecks_judged\":6,\"crosschecks_agreeing\":1"));
     /* one summary line of text too */
-    assert_non_null(fake_text_find("summary: 12 figures: 6 ok, 0 noisy, 6 suspect, 0 unavailable"));
+    assert_non_null(fake_text_find("summary: 15 figures: 8 ok, 0 noisy, 7 suspect, 0 unavailable"));
 }
 
 int main(void)
