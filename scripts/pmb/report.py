@@ -137,6 +137,15 @@ def real_ci(r):
     return not (_isnum(mn) and _isnum(mx) and lo <= mn and hi >= mx)
 
 
+def next_text(r, unit=True):
+    """The next-run interval (docs/records.md: where another run's median falls, at next_level) as text, in the
+    record's unit; "" without one (a single series, a derived figure)."""
+    lo, hi = r.get("next_lo"), r.get("next_hi")
+    if not (_isnum(lo) and _isnum(hi)):
+        return ""
+    return "%s..%s%s" % (num(lo), num(hi), (" " + str(r.get("unit"))) if unit and r.get("unit") else "")
+
+
 def one_cell_sentence(what, froms, tos, m, unit):
     v = m[0][0] if m and m[0] else None
     return "%s: one cell only (node %s to node %s): %s %s; no heat map for a single value." % (
@@ -351,7 +360,9 @@ def section_table2(doc, run):
           "the memory subsystem section, the rest from Table 2), as each record states it. Spread is this "
           "run's robust coefficient of variation over its samples (1.4826 MAD / median), as a percent. Status is "
           "the final verdict after the run's cross-checks; where one of them disagreed and blamed the row, the "
-          "record's own quality is given beside it.")
+          "record's own quality is given beside it. Next run: where another run's median of the row falls "
+          "(the next-run interval, 97 % for 9 replicates; docs/measurement.md, \"Replicates\"); empty for a "
+          "single series.")
     hz = _core_hz(run)
     sus = figures.crosscheck_suspects(run.records)
     rows = []
@@ -360,7 +371,7 @@ def section_table2(doc, run):
         ref = figures.reference(r)
         guide = ref[3] if ref else "not in this log"
         if r.get("status", "ok") != "ok":
-            rows.append([src, guide, "unavailable", "", "", "", r.get("method", ""),
+            rows.append([src, guide, "unavailable", "", "", "", "", r.get("method", ""),
                          "%s: %s" % (r.get("status"), r.get("reason", ""))])
             continue
         unit = ref[2] if ref else "cycles"
@@ -372,8 +383,9 @@ def section_table2(doc, run):
         this = ("%s %s%s" % (num(val), unit, note)) if _isnum(val) else ""
         oth = ("%s %s" % (num(oval), other)) if _isnum(oval) else ""
         ratio = _vs_guide(ref, val) if ref and _isnum(val) else ""
-        rows.append([src, guide, this, oth, pct(spread(r)), ratio, r.get("method", ""), verdict_text(r, sus)])
-    doc.table(["Source", "Guide", "This run", "Also", "Spread", "vs guide", "Method", "Status"], rows)
+        rows.append([src, guide, this, oth, pct(spread(r)), next_text(r), ratio, r.get("method", ""),
+                     verdict_text(r, sus)])
+    doc.table(["Source", "Guide", "This run", "Also", "Spread", "Next run", "vs guide", "Method", "Status"], rows)
 
 
 def section_latency(doc, run, want_plots):
@@ -757,16 +769,18 @@ def section_figures(doc, run):
     sus = figures.crosscheck_suspects(run.records)
     doc.h(2, "Figures")
     doc.p("Figures of record types without a section of their own (docs/records.md, \"Statistics keys\"): "
-          "the median with its 95 % CI, samples, spread and verdict.")
+          "the median with its 95 % CI, where the next run's median falls (the next-run interval, for figures "
+          "measured in replicates), samples, spread and verdict.")
     rows = []
     for t, f in figs:
         q, why = figures.final_quality(f, sus)
         also = ", ".join("%s %s" % (num(f[u]), u) for u in figures.CONVERSIONS if u != f["unit"] and _isnum(f.get(u)))
         ci = ("%s..%s" % (num(f["ci_lo"]), num(f["ci_hi"]))) if _isnum(f.get("ci_lo")) and _isnum(f.get("ci_hi")) \
             else ""
-        rows.append([f["figure"], t, num(value(f, f["unit"])), f["unit"], ci, also, num(count(f)), pct(spread(f)),
-                     q or "", why or ""])
-    doc.table(["Figure", "Record", "Median", "Unit", "95% CI", "Also", "n", "Spread", "Quality", "Reason"], rows)
+        rows.append([f["figure"], t, num(value(f, f["unit"])), f["unit"], ci, next_text(f, unit=False), also,
+                     num(count(f)), pct(spread(f)), q or "", why or ""])
+    doc.table(["Figure", "Record", "Median", "Unit", "95% CI", "Next run", "Also", "n", "Spread", "Quality", "Reason"],
+              rows)
 
 
 def section_other(doc, run):

@@ -435,3 +435,25 @@ def test_summary_first_then_disagreements_and_table2_open():
     opened = re.findall(r"<details open><summary>([^<]+)</summary>", page)
     assert opened == ["Disagreements", "Data sources vs the guide&#x27;s Table 2"]
     assert page.index("This run was emulated") < page.index("<details")
+
+
+def test_next_run_interval_is_shown_where_the_record_has_one():
+    """A Table 2 row and a generic figure measured in replicates show their next-run interval (docs/records.md,
+    next_lo / next_hi); a row without one leaves the cell empty."""
+    recs = logs.full_run(jitter=0)
+    l1 = next(r for r in recs if r.get("type") == "data_source" and r.get("source") == "L1")
+    l1.update(replicates=9, next_lo=1.2345, next_hi=1.3456, next_level=0.9706)
+    recs.append(dict({"type": "newbench", "figure": "newbench/x", "replicates": 9, "next_lo": 41.5, "next_hi": 43.25,
+                      "next_level": 0.9706}, **logs.stats("ns", 42.0, 0.01, 11)))
+    md = report.to_markdown(report.build(parse_log("\n".join(logs.run_lines(recs))), want_plots=False))
+    sec = md.split("## Data sources vs the guide's Table 2")[1].split("\n## ")[0]
+    head = next(l for l in sec.splitlines() if l.startswith("| Source |")).split("|")
+    col = [c.strip() for c in head].index("Next run")
+    row = next(l for l in sec.splitlines() if l.startswith("| L1 |")).split("|")
+    assert row[col].strip() == "1.23..1.35 ns", row[col]
+    other = next(l for l in sec.splitlines() if l.startswith("| L2 |")).split("|")
+    assert other[col].strip() == ""
+    figs = md.split("## Figures")[1].split("\n## ")[0]
+    fhead = [c.strip() for c in next(l for l in figs.splitlines() if l.startswith("| Figure |")).split("|")]
+    frow = next(l for l in figs.splitlines() if l.startswith("| newbench/x |")).split("|")
+    assert frow[fhead.index("Next run")].strip() == "41.5..43.2", frow
