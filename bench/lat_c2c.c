@@ -11,8 +11,18 @@ static struct plat_cpu cpus[LAT_C2C_MAX_CPUS];
 static double hit_ns[LAT_C2C_MAX_CPUS][LAT_C2C_MAX_CPUS], hitm_ns[LAT_C2C_MAX_CPUS][LAT_C2C_MAX_CPUS];
 static bool dead[LAT_C2C_MAX_CPUS];
 
+static void offsets_json(struct json *j, const char *key, uint64_t buf_bytes, uint64_t bytes)
+{
+    size_t reps = lat_replicates();
+    json_key(j, key);
+    json_arr_begin(j);
+    for (size_t k = 0; k < reps; k++)
+        json_uint(j, lat_rep_offset(buf_bytes, bytes, LAT_REP_ALIGN, k, reps));
+    json_arr_end(j);
+}
+
 static void summary(const char *status, const char *reason, uint32_t used, uint32_t total, bool sampled,
-                    uint64_t bytes, size_t lines, size_t rounds, uint32_t pairs, uint32_t failed)
+                    uint64_t bytes, uint64_t evict_bytes, size_t lines, size_t rounds, uint32_t pairs, uint32_t failed)
 {
     struct json *j = plat_rec_begin("c2c_summary");
     json_kv_str(j, "status", status);
@@ -28,11 +38,12 @@ static void summary(const char *status, const char *reason, uint32_t used, uint3
     size_t reps = lat_replicates();
     uint64_t bb = lat_rep_buffer_bytes(bytes, reps);
     json_kv_uint(j, "buffer_bytes", bb);
-    json_key(j, "replicate_offsets");
-    json_arr_begin(j);
-    for (size_t k = 0; k < reps; k++)
-        json_uint(j, lat_rep_offset(bb, bytes, LAT_REP_ALIGN, k, reps));
-    json_arr_end(j);
+    offsets_json(j, "replicate_offsets", bb, bytes);
+    /* and each replicate's HIT placement evicts with a window of its own of the eviction buffer */
+    uint64_t eb = lat_rep_buffer_bytes(evict_bytes, reps);
+    json_kv_uint(j, "evict_bytes", evict_bytes);
+    json_kv_uint(j, "evict_buffer_bytes", eb);
+    offsets_json(j, "evict_replicate_offsets", eb, evict_bytes);
     json_kv_uint(j, "lines", lines);
     json_kv_uint(j, "rounds", rounds);
     json_kv_str(j, "hit_method", "from_cpu writes every line, reads twice its L1+L2 elsewhere (write-back), reads "
@@ -76,7 +87,8 @@ void bench_c2c(void)
         rounds = 11;
 
     if (total < 2) {
-        summary("unavailable", "one CPU: no pair to measure", total, total, false, w, 0, rounds, 0, 0);
+        summary("unavailable", "one CPU: no pair to measure", total, total, false, w, lat_evict_bytes(&c, 2), 0, rounds,
+                0, 0);
         plat_printf("c2c: one CPU, nothing to measure\n");
         return;
     }
@@ -96,10 +108,15 @@ void bench_c2c(void)
     /* A fresh line set per replicate: each replicate's lines in a region of their own, a large page or more
      * apart (lat_placed.lines_buf_bytes; docs/measurement.md "Replicates"). */
     uint64_t lbb = lat_rep_buffer_bytes(w, lat_replicates());
+    /* And a window of its own of the eviction buffer (lat_placed.evict_base), as the Table 2 placed rows: the
+     * HIT placement's write-back reads other memory in every replicate. R x 2 MiB-aligned windows of
+     * lat_evict_bytes (twice L1 + L2, at most L3/4): 9 windows of 2.06 MiB in 34 MiB on a 1 MiB-L2 part, 9 of
+     * 4.1 MiB in 52 MiB with a 2 MiB L2, where one window took 2-4 MiB. */
+    uint64_t ebb = lat_rep_buffer_bytes(evb, lat_replicates());
     if (plat_alloc(&lb, lbb, PLAT_PAGE_LARGEST, cpus[0].node, "c2c lines") != 0 ||
-        plat_alloc(&eb, evb, PLAT_PAGE_LARGEST, -1, "c2c eviction buffer") != 0 ||
+        plat_alloc(&eb, ebb, PLAT_PAGE_LARGEST, -1, "c2c eviction buffer") != 0 ||
         lat_lines_build(&lines, lb.ptr, w, lines_seed, &scratch) != 0) {
-        summary("unavailable", "no memory for the lines", n, total, sampled, w, 0, rounds, 0, 0);
+        summary("unavailable", "no memory for the lines", n, total, sampled, w, evb, 0, rounds, 0, 0);
         plat_free(&lb);
         plat_free(&eb);
         lat_scratch_free(&scratch);
@@ -128,7 +145,8 @@ void bench_c2c(void)
                 pm.steps[0] = (struct lat_step){LAT_OP_WRITE, from};
                 struct lat_placed ph = {.lines = &lines, .evict = &ev, .n_steps = 3, .measurer = to, .rounds = rounds,
                                         .warm = warm, .lines_buf = lb.ptr, .lines_bytes = w, .seed = lines_seed,
-                                        .scratch = &scratch, .lines_buf_bytes = lbb};
+                                        .scratch = &scratch, .lines_buf_bytes = lbb, .evict_base = eb.ptr,
+                                        .evict_buf_bytes = ebb};
                 ph.steps[0] = (struct lat_step){LAT_OP_WRITE, from};
                 ph.steps[1] = (struct lat_step){LAT_OP_EVICT, from};
                 ph.steps[2] = (struct lat_step){LAT_OP_READ, from};
@@ -187,7 +205,7 @@ void bench_c2c(void)
     plat_free(&eb);
     lat_scratch_free(&scratch);
     summary(failed ? "partial" : "ok", failed ? "some pairs failed (see their c2c records)" : NULL, n, total, sampled, w,
-            lines.n, rounds, pairs, failed);
+            evb, lines.n, rounds, pairs, failed);
     print_matrix("c2c HIT: clean line last read by the other CPU", hit_ns, n);
     print_matrix("c2c HITM: line last written by the other CPU", hitm_ns, n);
 

@@ -103,6 +103,7 @@ struct pen_chase {
     void *p;
     struct plat_buf *b, *scratch;
     struct chain_params cp;
+    size_t lines; /* the chain's length */
 };
 static void loop_chase(void *arg, uint64_t iters)
 {
@@ -401,28 +402,31 @@ static void emit_delta(const char *name, const struct pm_result *a, const struct
 
 
 /* Chase chain over `bytes` of b (random lines, or one line per 4 KiB page). NULL when it cannot. */
-static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, struct plat_buf *scratch);
+static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, struct plat_buf *scratch,
+                           size_t *lines);
 
 static void *build_chain(struct plat_buf *b, uint64_t bytes, enum chain_mode mode, struct plat_buf *scratch,
-                         struct chain_params *p)
+                         struct chain_params *p, size_t *lines)
 {
     *p = (struct chain_params){.bytes = (size_t)bytes, .line = 64, .page = 4096, .mode = mode,
                                .lines_per_page = mode == CHAIN_PAGE ? 1 : 0, .seed = plat_config()->seed ^ 0x9e17};
-    return build_chain_p(b, p, scratch);
+    return build_chain_p(b, p, scratch, lines);
 }
 
 /* The DRAM chain of the Table 2 local_DRAM row (bench/lat_table2.c row_dram), so that "dram_local" means one
  * thing in the whole tool: on pages of 2 MiB or more, page-by-page over 2 MiB units with the lines of a unit
  * in random order (every load a DRAM access, no TLB miss); on smaller pages one random cycle. */
-static void *build_dram_chain(struct plat_buf *b, uint64_t bytes, struct plat_buf *scratch, struct chain_params *p)
+static void *build_dram_chain(struct plat_buf *b, uint64_t bytes, struct plat_buf *scratch, struct chain_params *p,
+                              size_t *lines)
 {
     *p = (struct chain_params){.bytes = (size_t)bytes, .line = 64, .page = MiB(2),
                                .mode = b->page_bytes >= MiB(2) ? CHAIN_PAGE : CHAIN_RANDOM,
                                .seed = plat_config()->seed ^ 0x9e17};
-    return build_chain_p(b, p, scratch);
+    return build_chain_p(b, p, scratch, lines);
 }
 
-static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, struct plat_buf *scratch)
+static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, struct plat_buf *scratch,
+                           size_t *lines)
 {
     struct chain_params p = *pp;
     size_t need = chain_scratch_bytes(&p);
@@ -437,6 +441,8 @@ static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, st
     void *start = chain_build(b->ptr, &p, scratch->ptr, scratch->ptr ? scratch->bytes : 0, &n);
     if (!start || n % CHASE_UNROLL)
         return NULL;
+    if (lines)
+        *lines = n;
     /* One full pass, so TLBs and caches hold what they will hold before timing starts. */
     chase_run(start, n / CHASE_UNROLL);
     return start;
@@ -457,75 +463,93 @@ static int chase_setup(void *arg, size_t rep)
     struct chain_params p = c->cp;
     uint64_t s = p.seed + rep;
     p.seed = splitmix64_next(&s);
-    void *start = build_chain_p(c->b, &p, c->scratch);
+    void *start = build_chain_p(c->b, &p, c->scratch, NULL);
     if (!start)
         return -1;
     c->p = start;
     return MEAS_SETUP_FRESH;
 }
 
-static int chase_latency(void *start, struct plat_buf *b, const struct chain_params *cp, struct plat_buf *scratch,
-                         struct pm_result *r)
+/* A chase as a job of a batch whose replicates interleave in time (pm_measure_interleaved): replicate k >= 1 on
+ * a fresh permutation (chase_setup), and every replicate warmed up by one full pass over its chain, since the
+ * other chases of the batch ran in between; a DRAM-sized chain (above lat_fresh_max_bytes: it goes on as it is
+ * and misses every cache whatever ran before) keeps the short warm-up. */
+static void chase_job(struct pen_chase *c, void *start, struct plat_buf *b, const struct chain_params *cp,
+                      size_t lines, struct plat_buf *scratch, struct pm_result *r, struct pm_job *jb)
 {
-    struct pen_chase c = {.p = start, .b = b, .scratch = scratch, .cp = *cp};
-    struct pm_opts o = opts;
-    o.setup = chase_setup;
-    return pm_measure(loop_chase, &c, &o, r);
+    *c = (struct pen_chase){.p = start, .b = b, .scratch = scratch, .cp = *cp, .lines = lines};
+    struct cache_sizes cs;
+    cache_sizes_from_cpuid(plat_cpuinfo(), &cs);
+    *jb = (struct pm_job){loop_chase, c, opts, r, 0};
+    jb->o.setup = chase_setup;
+    if (cp->bytes <= lat_fresh_max_bytes(&cs) && lines / CHASE_UNROLL > jb->o.warmup_iters)
+        jb->o.warmup_iters = lines / CHASE_UNROLL;
 }
 
-/* L1 hit, and the split loads: a self-pointing 8-byte word (each load returns its own address), aligned, across
- * a line boundary, across a page boundary. */
+/* The words: l1_hit at line 1 of the middle page (bytes 64..71), the line split at offset 60 of line 2 (188..195,
+ * across lines 2 and 3), the page split at the last 4 bytes of the middle page (4092..4099 of it, into the third
+ * page). The line split used to sit at 60..67, over the aligned word; apart, the three interleave. */
+const struct pm_self_word pm_self_words[PM_SELF_N] = {
+    [PM_SELF_L1] = {"l1_hit", 4096 + 64,
+                    "self-pointing aligned 8-byte word: dependent loads hitting L1D, 8 per iteration"},
+    [PM_SELF_LINE_SPLIT] = {CA_P_LINE_SPLIT, 4096 + 188,
+                            "self-pointing 8-byte word at line offset 60 (crosses a 64-byte line) minus l1_hit"},
+    [PM_SELF_PAGE_SPLIT] = {"page_split_load", 4096 + 4092,
+                            "self-pointing 8-byte word at page offset 4092 (crosses a 4 KiB page) minus l1_hit"},
+};
+
+/* L1 hit, and the split loads: dependent loads of a self-pointing 8-byte word (each load returns its own
+ * address), each loop on its own word (pm_self_words), their replicates interleaved in time. */
 static void measure_l1_and_splits(struct pm_result *l1)
 {
     /* 4 KiB pages, so that the page split really crosses into another page's translation. */
-    static uint8_t fallback[3 * 4096] __attribute__((aligned(4096)));
+    static uint8_t fallback[PM_SELF_BUF_BYTES] __attribute__((aligned(4096)));
     struct plat_buf pb;
     uint8_t *page = fallback;
     uint64_t page_bytes = 0; /* the fallback's page size is not known */
     const char *page_how = NULL;
-    if (plat_alloc(&pb, 3 * 4096, KiB(4), -1, "penalty split loads") == 0) {
+    if (plat_alloc(&pb, PM_SELF_BUF_BYTES, KiB(4), -1, "penalty split loads") == 0) {
         page = pb.ptr;
         page_bytes = pb.page_bytes;
         page_how = pb.page_how;
     }
-    static const struct {
-        const char *name;
-        uint32_t off;
-        const char *method;
-    } cases[] = {
-        {"l1_hit", 4096 + 64, "self-pointing aligned 8-byte word: dependent loads hitting L1D, 8 per iteration"},
-        {CA_P_LINE_SPLIT, 4096 + 60, "self-pointing 8-byte word at line offset 60 (crosses a 64-byte line) minus l1_hit"},
-        {"page_split_load", 4096 + 4092, "self-pointing 8-byte word at page offset 4092 (crosses a 4 KiB page) minus l1_hit"},
-    };
     const char *ref = "PAG: L1D load-to-use 4 cycles; AMD BPM 4.6.1 misaligned accesses (event 47H); "
                       "MISALIGN_MEMORY / MISALIGNED_ACCESSES count them";
-    /* One word at a time: the line-split word (offset 60..67) overlaps the aligned one (64..71), so their
-     * replicates cannot be interleaved in time as the other penalty loops' are. */
-    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-        uint8_t *w = page + cases[i].off;
+    struct pen_chase pc[PM_SELF_N];
+    struct pm_result r[PM_SELF_N];
+    struct pm_job jobs[PM_SELF_N];
+    for (size_t i = 0; i < PM_SELF_N; i++) {
+        uint8_t *w = page + pm_self_words[i].off;
         uintptr_t self = (uintptr_t)w;
         memcpy(w, &self, sizeof(self));
-        struct pm_result r;
-        struct pen_chase pc = {.p = w};
-        if (pm_measure(loop_self, &pc, &opts, &r) != 0) {
-            emit_unavailable(cases[i].name, "clock did not advance", ref);
+        pc[i] = (struct pen_chase){.p = w};
+        jobs[i] = (struct pm_job){loop_self, &pc[i], opts, &r[i], 0};
+    }
+    pm_measure_interleaved(jobs, PM_SELF_N);
+    for (size_t i = 0; i < PM_SELF_N; i++) {
+        const char *name = pm_self_words[i].name, *method = pm_self_words[i].method;
+        if (jobs[i].rc != 0) {
+            emit_unavailable(name, "clock did not advance", ref);
             continue;
         }
         struct json *j;
-        if (i == 0) {
-            *l1 = r;
-            j = emit_lat(cases[i].name, &r, SELF_LOADS, cases[i].method,
-                         "PAG: L1D load-to-use latency 4 cycles (Nehalem)");
-            json_kv_double(j, "latency_cycles", r.cycles / SELF_LOADS);
+        if (i == PM_SELF_L1) {
+            *l1 = r[i];
+            j = emit_lat(name, &r[i], SELF_LOADS, method, "PAG: L1D load-to-use latency 4 cycles (Nehalem)");
+            json_kv_double(j, "latency_cycles", r[i].cycles / SELF_LOADS);
+        } else if (jobs[PM_SELF_L1].rc != 0) {
+            emit_unavailable(name, "its baseline l1_hit was not measured (clock did not advance)", ref);
+            continue;
         } else {
-            double a = r.cycles / SELF_LOADS, b = l1->cycles / SELF_LOADS;
-            j = emit_diff(cases[i].name, &r, SELF_LOADS, l1, SELF_LOADS, cases[i].method, ref, NULL);
+            double a = r[i].cycles / SELF_LOADS, b = l1->cycles / SELF_LOADS;
+            j = emit_diff(name, &r[i], SELF_LOADS, l1, SELF_LOADS, method, ref, NULL);
             json_kv_double(j, "latency_cycles", a);
             json_kv_str(j, "baseline", "l1_hit");
             json_kv_double(j, "baseline_cycles", b);
         }
         json_kv_uint(j, "page_bytes", page_bytes);
         json_kv_str(j, "page_how", page_how);
+        json_kv_uint(j, "word_offset", pm_self_words[i].off);
         plat_rec_end();
     }
     if (page != fallback)
@@ -563,52 +587,80 @@ static void measure_hierarchy(const struct pm_result *l1, struct plat_buf *scrat
                                    "in random order; lat_dram_bytes working set) on the benchmark CPU's node, full latency",
          "PAG Table 2: local DRAM ~60 ns"},
     };
-    for (size_t i = 0; i < ARRAY_SIZE(lv); i++) {
-        struct plat_buf b;
-        if (lv[i].ws > c.llc / 2 && i == 1) {
-            emit_unavailable(lv[i].name, "no working set between 2x L2 and LLC/2 (CPUID sizes)", lv[i].reference);
-            continue;
+    /* The L2 and LLC chains built first, each in a buffer of its own, then measured together with their
+     * replicates interleaved in time (replicate k of each in pass k; both buffers held at once, L2/2 more than
+     * one at a time; a rebuild costs a pass over the chain). The DRAM chase comes after, its replicates back to
+     * back on its one chain: interleaved with it (its chain built before them), the LLC chase read DRAM-like
+     * latencies (143-454 cycles against 53-65) in 10 of 26 runs on the EPYC test guest, against 4 of 36 for the
+     * back-to-back chases run alternately with it and 4 of 18 for this order (docs/bandwidth-branch-penalty.md). */
+    static const size_t group_end[] = {2, ARRAY_SIZE(lv)};
+    struct plat_buf b[ARRAY_SIZE(lv)];
+    struct pen_chase pc[ARRAY_SIZE(lv)];
+    struct pm_result r[ARRAY_SIZE(lv)];
+    struct pm_job jobs[ARRAY_SIZE(lv)];
+    size_t job_of[ARRAY_SIZE(lv)], n_jobs = 0;
+    const char *why[ARRAY_SIZE(lv)];
+    for (size_t g = 0, from = 0; g < ARRAY_SIZE(group_end); from = group_end[g++]) {
+        n_jobs = 0;
+        for (size_t i = from; i < group_end[g]; i++) {
+            why[i] = NULL;
+            b[i] = (struct plat_buf){0};
+            if (lv[i].ws > c.llc / 2 && i == 1) {
+                why[i] = "no working set between 2x L2 and LLC/2 (CPUID sizes)";
+                continue;
+            }
+            if (plat_alloc(&b[i], lv[i].ws, PLAT_PAGE_LARGEST, i == 2 ? node : -1, "penalty chase") != 0) {
+                why[i] = "buffer allocation failed";
+                continue;
+            }
+            struct chain_params cp;
+            size_t lines = 0;
+            void *start = i == 2 ? build_dram_chain(&b[i], lv[i].ws, scratch, &cp, &lines)
+                                 : build_chain(&b[i], lv[i].ws, CHAIN_RANDOM, scratch, &cp, &lines);
+            if (!start) {
+                why[i] = "chain build failed";
+                continue;
+            }
+            job_of[i] = n_jobs;
+            chase_job(&pc[i], start, &b[i], &cp, lines, scratch, &r[i], &jobs[n_jobs++]);
         }
-        if (plat_alloc(&b, lv[i].ws, PLAT_PAGE_LARGEST, i == 2 ? node : -1, "penalty chase") != 0) {
-            emit_unavailable(lv[i].name, "buffer allocation failed", lv[i].reference);
-            continue;
+        pm_measure_interleaved(jobs, n_jobs);
+        for (size_t i = from; i < group_end[g]; i++) {
+            if (!why[i] && jobs[job_of[i]].rc != 0)
+                why[i] = "clock did not advance";
+            if (why[i]) {
+                emit_unavailable(lv[i].name, why[i], lv[i].reference);
+                continue;
+            }
+            struct json *j;
+            if (lv[i].full_latency) {
+                j = emit_lat(lv[i].name, &r[i], CHASE_UNROLL, lv[i].method, lv[i].reference);
+                json_kv_double(j, "latency_cycles", r[i].cycles / CHASE_UNROLL);
+            } else {
+                double la = r[i].cycles / CHASE_UNROLL, lb = l1->cycles / SELF_LOADS;
+                j = emit_diff(lv[i].name, &r[i], CHASE_UNROLL, l1, SELF_LOADS, lv[i].method, lv[i].reference, NULL);
+                json_kv_double(j, "latency_cycles", la);
+                if (i == 0) /* the L2 latency itself: the third measurement of the Table 2 L2 row against the sweep */
+                    crosscheck_note(XC_THIRD_L2_CYCLES, la, UNIT_CYCLES);
+                json_kv_str(j, "baseline", "l1_hit");
+                json_kv_double(j, "baseline_cycles", lb);
+            }
+            json_kv_uint(j, "bytes", lv[i].ws);
+            json_kv_uint(j, "page_bytes", b[i].page_bytes);
+            json_kv_str(j, "page_how", b[i].page_how);
+            json_kv_int(j, "node", b[i].node);
+            plat_rec_end();
+            if (i == 2) { /* the same access pattern as the Table 2 row: the same latency; numa_latency of this node
+                           * (an earlier benchmark, same chain and working-set rule) is the third */
+                char third[LEDGER_NAME_MAX];
+                fmt_snprintf(third, sizeof(third), "numa_latency/%d-%d", node, node);
+                crosscheck_value("local DRAM latency (penalty dram_local vs Table 2 row)", "penalty/dram_local",
+                                 r[i].ns / CHASE_UNROLL, UNIT_NS, "data_source/local_DRAM", node >= 0 ? third : NULL,
+                                 XC_TOL_DRAM);
+            }
         }
-        struct chain_params cp;
-        void *start = i == 2 ? build_dram_chain(&b, lv[i].ws, scratch, &cp)
-                             : build_chain(&b, lv[i].ws, CHAIN_RANDOM, scratch, &cp);
-        struct pm_result r;
-        if (!start || chase_latency(start, &b, &cp, scratch, &r) != 0) {
-            emit_unavailable(lv[i].name, start ? "clock did not advance" : "chain build failed", lv[i].reference);
-            plat_free(&b);
-            continue;
-        }
-        struct json *j;
-        if (lv[i].full_latency) {
-            j = emit_lat(lv[i].name, &r, CHASE_UNROLL, lv[i].method, lv[i].reference);
-            json_kv_double(j, "latency_cycles", r.cycles / CHASE_UNROLL);
-        } else {
-            double la = r.cycles / CHASE_UNROLL, lb = l1->cycles / SELF_LOADS;
-            j = emit_diff(lv[i].name, &r, CHASE_UNROLL, l1, SELF_LOADS, lv[i].method, lv[i].reference, NULL);
-            json_kv_double(j, "latency_cycles", la);
-            if (i == 0) /* the L2 latency itself: the third measurement of the Table 2 L2 row against the sweep */
-                crosscheck_note(XC_THIRD_L2_CYCLES, la, UNIT_CYCLES);
-            json_kv_str(j, "baseline", "l1_hit");
-            json_kv_double(j, "baseline_cycles", lb);
-        }
-        json_kv_uint(j, "bytes", lv[i].ws);
-        json_kv_uint(j, "page_bytes", b.page_bytes);
-        json_kv_str(j, "page_how", b.page_how);
-        json_kv_int(j, "node", b.node);
-        plat_rec_end();
-        if (i == 2) { /* the same access pattern as the Table 2 row: the same latency; numa_latency of this node
-                       * (an earlier benchmark, same chain and working-set rule) is the third */
-            char third[LEDGER_NAME_MAX];
-            fmt_snprintf(third, sizeof(third), "numa_latency/%d-%d", node, node);
-            crosscheck_value("local DRAM latency (penalty dram_local vs Table 2 row)", "penalty/dram_local",
-                             r.ns / CHASE_UNROLL, UNIT_NS, "data_source/local_DRAM", node >= 0 ? third : NULL,
-                             XC_TOL_DRAM);
-        }
-        plat_free(&b);
+        for (size_t i = from; i < group_end[g]; i++)
+            plat_free(&b[i]);
     }
     /* A fill-buffer hit waits only for the rest of a miss to the same line that is already in flight, so
      * what it costs depends on how long before the miss was issued: there is no single penalty to calibrate.
@@ -639,11 +691,19 @@ static void measure_dtlb(struct plat_buf *scratch)
         return;
     }
     struct chain_params p4, p2;
-    void *s4 = build_chain(&b4, bytes, CHAIN_PAGE, scratch, &p4);
-    void *s2 = build_chain(&b2, bytes, CHAIN_PAGE, scratch, &p2);
+    size_t n4 = 0, n2 = 0;
+    void *s4 = build_chain(&b4, bytes, CHAIN_PAGE, scratch, &p4, &n4);
+    void *s2 = build_chain(&b2, bytes, CHAIN_PAGE, scratch, &p2, &n2);
     struct pm_result r4, r2;
-    if (!s4 || !s2 || chase_latency(s4, &b4, &p4, scratch, &r4) != 0 ||
-        chase_latency(s2, &b2, &p2, scratch, &r2) != 0) {
+    /* The two chases' replicates interleaved in time: the difference is taken between figures of the same
+     * moments, each replicate on a fresh permutation and warmed up by a full pass (chase_job). */
+    struct pen_chase c4, c2;
+    struct pm_job jobs[2];
+    if (s4 && s2) {
+        chase_job(&c4, s4, &b4, &p4, n4, scratch, &r4, &jobs[0]);
+        chase_job(&c2, s2, &b2, &p2, n2, scratch, &r2, &jobs[1]);
+    }
+    if (!s4 || !s2 || pm_measure_interleaved(jobs, 2) != 0) {
         emit_unavailable(CA_P_DTLB, "chain or clock failure", ref);
     } else {
         double a = r4.cycles / CHASE_UNROLL, c2 = r2.cycles / CHASE_UNROLL;

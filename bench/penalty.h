@@ -16,6 +16,19 @@
  * and hands the results to cycle accounting (ca_penalty_set). */
 void bench_penalty(void);
 
+/* The self-pointing 8-byte words of l1_hit and the split loads, at offsets of a PM_SELF_BUF_BYTES buffer of 4 KiB
+ * pages: an aligned word inside one line, a word across a 64-byte line, a word across a 4 KiB page. No two
+ * overlap, so each loop keeps its own word and their replicates interleave in time (pm_measure_interleaved). */
+#define PM_SELF_BUF_BYTES (3 * 4096)
+#define PM_SELF_WORD_BYTES 8
+enum { PM_SELF_L1, PM_SELF_LINE_SPLIT, PM_SELF_PAGE_SPLIT, PM_SELF_N };
+struct pm_self_word {
+    const char *name;
+    uint32_t off; /* byte offset of the word in the buffer */
+    const char *method;
+};
+extern const struct pm_self_word pm_self_words[PM_SELF_N];
+
 /* A latency per link of a dependent chain under PM_MIN_CYCLES_PER_LINK core cycles is not what the chain's name
  * says (memory renaming of a store -> load pair, an add-immediate executed at rename, overlapped links): such a
  * penalty is never `ok`. Returns the suspect reason in buf, or NULL when cycles_per_link is at least 1 (or NaN). */

@@ -284,6 +284,7 @@ def test_full_profile_four_points_per_octave_and_page_mode():
     assert all(p["replicate_offsets"] == [0] for p in b.run.by_type("latency_sweep"))
     assert l3["replicate_offsets"] == [0] and l3["evict_replicate_offsets"] == [0]
     assert b.one("c2c_summary")["replicate_offsets"] == [0]
+    assert b.one("c2c_summary")["evict_replicate_offsets"] == [0]
     assert b.one("c2c_summary")["rounds"] == 11 and len(b.run.by_type("c2c")) == 2
 
 
@@ -428,6 +429,11 @@ def test_hosted_runner_replicates_on_other_memory(host_bench):
     summ = run.by_type("c2c_summary")[0]
     assert summ["replicate_offsets"] == [k * two_mib for k in range(9)]
     assert summ["replicate_offsets"][-1] + summ["bytes"] <= summ["buffer_bytes"]
+    # and each replicate's HIT placement evicts with a window of its own, as the Table 2 placed rows
+    ev = summ["evict_replicate_offsets"]
+    assert len(set(ev)) == 9 and all(o % two_mib == 0 for o in ev), summ
+    assert all(b - a >= summ["evict_bytes"] for a, b in zip(ev, ev[1:]))  # disjoint windows
+    assert ev[-1] + summ["evict_bytes"] <= summ["evict_buffer_bytes"]
 
 
 def test_hosted_runner_page_series_buffer_stops_at_the_llc_rule(host_bench):

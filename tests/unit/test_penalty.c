@@ -309,6 +309,40 @@ static void test_interleaved(void **state)
     assert_int_equal(pm_measure_interleaved(bad, PM_MAX_JOBS + 1), -1);
 }
 
+/* The self-pointing words of l1_hit and the split loads: each inside the buffer, the aligned one inside one
+ * line, the line split across a 64-byte line and not a page, the page split across a 4 KiB page, and no two
+ * overlapping (each loop keeps its own word while their replicates interleave). */
+static void test_self_words(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < PM_SELF_N; i++) {
+        uint32_t lo = pm_self_words[i].off, hi = lo + PM_SELF_WORD_BYTES - 1; /* first and last byte */
+        assert_non_null(pm_self_words[i].name);
+        assert_true(hi < PM_SELF_BUF_BYTES);
+        bool line_cross = lo / 64 != hi / 64, page_cross = lo / 4096 != hi / 4096;
+        switch (i) {
+        case PM_SELF_L1:
+            assert_int_equal(lo % PM_SELF_WORD_BYTES, 0);
+            assert_false(line_cross);
+            break;
+        case PM_SELF_LINE_SPLIT:
+            assert_true(line_cross);
+            assert_false(page_cross);
+            assert_int_equal(lo % 64, 60); /* the method names offset 60 */
+            break;
+        case PM_SELF_PAGE_SPLIT:
+            assert_true(page_cross);
+            assert_int_equal(lo % 4096, 4092);
+            break;
+        }
+        for (size_t k = 0; k < i; k++) {
+            uint32_t klo = pm_self_words[k].off, khi = klo + PM_SELF_WORD_BYTES - 1;
+            assert_true(hi < klo || khi < lo);
+        }
+    }
+    assert_string_equal(pm_self_words[PM_SELF_L1].name, "l1_hit");
+}
+
 /* With the add chain as the benchmark's ratio method, each replicate is converted with the chain timed right
  * after it: the cycles figure combines the replicates in cycles, its interval holding each ratio's reading. */
 static void test_ratio_per_replicate(void **state)
@@ -347,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_bench_penalty_records),
         cmocka_unit_test(test_sub_cycle_chain_is_suspect),
         cmocka_unit_test(test_interleaved),
+        cmocka_unit_test(test_self_words),
         cmocka_unit_test(test_ratio_per_replicate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
