@@ -806,7 +806,7 @@ void lat_sweep_run(void)
      * each 4 KiB of such a block is backed again at first touch: on the 2-vCPU KVM test box a 2 GiB THP buffer
      * took 3-5 s from blocks free for long, 0.3 s from blocks another buffer had just freed. What a 4 KiB series
      * frees is of no use to a large-page series; a 4 KiB series run after one takes the blocks it just gave back
-     * (docs/measurement.md, "sweep_top=256M against sweep_top=2G"). */
+     * (docs/measurement.md, "Where a large page comes from, and the series' order"). */
     size_t order[MAX_SERIES];
     uint64_t reqs[MAX_SERIES];
     for (size_t k = 0; k < ns; k++)
