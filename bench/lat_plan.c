@@ -129,6 +129,18 @@ uint64_t lat_sweep_top_want(uint64_t llc, uint64_t cap, uint64_t want)
     return MAX(top, LAT_SWEEP_LO);
 }
 
+void lat_sweep_order(const uint64_t *page_bytes, size_t n, size_t *order)
+{
+    for (size_t k = 0; k < n; k++) { /* insertion: a series goes after every one with pages at least its own */
+        size_t at = k;
+        while (at > 0 && page_bytes[order[at - 1]] < page_bytes[k]) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = k;
+    }
+}
+
 size_t lat_sweep_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t llc, uint64_t align, uint64_t *out,
                       size_t max)
 {

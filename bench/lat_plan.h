@@ -55,6 +55,10 @@ uint64_t lat_sweep_top_want(uint64_t llc, uint64_t cap, uint64_t want);
 size_t lat_sweep_grid(uint64_t lo, uint64_t hi, unsigned per_octave, uint64_t llc, uint64_t align, uint64_t *out,
                       size_t max);
 
+/* The order in which the sweep runs its n series, whose pages are page_bytes[]: largest pages first, series
+ * with equal pages in their given order. order[] gets the n indices. */
+void lat_sweep_order(const uint64_t *page_bytes, size_t n, size_t *order);
+
 /* (The page-by-page series also ends at lat_sweep_top(llc, 0) when sweep_top asks for more.)
  * Whether the page-by-page series has reached its page-walk plateau with its last point (bytes[n - 1],
  * ns[n - 1]): that point lies above LAT_SWEEP_DENSE_LLC x llc, and it and the point before, itself above

@@ -811,8 +811,20 @@ void lat_sweep_run(void)
     struct lat_scratch scratch = {0};
     between_done = 0;
     between_total = ns * MIN(lat_replicates(), (size_t)MEAS_REPLICATES_FULL);
+    /* Run order (S[] keeps the table's order and each series' seed): largest pages first. A 2 MiB page comes
+     * only from a free 2 MiB block, a buffer of 4 KiB pages first from the smaller free blocks. Where a kernel
+     * hands free 2 MiB blocks back to its hypervisor (a Linux guest's free page reporting, after about 2 s),
+     * each 4 KiB of such a block is backed again at first touch: on the 2-vCPU KVM test box a 2 GiB THP buffer
+     * took 3-5 s from blocks free for long, 0.3 s from blocks another buffer had just freed. What a 4 KiB series
+     * frees is of no use to a large-page series; a 4 KiB series run after one takes the blocks it just gave back
+     * (docs/measurement.md, "Where a large page comes from, and the series' order"). */
+    size_t order[MAX_SERIES];
+    uint64_t reqs[MAX_SERIES];
     for (size_t k = 0; k < ns; k++)
-        run_series(&S[k], k, n_grid, top, c.llc, &scratch);
+        reqs[k] = S[k].page_req;
+    lat_sweep_order(reqs, ns, order);
+    for (size_t k = 0; k < ns; k++)
+        run_series(&S[order[k]], order[k], n_grid, top, c.llc, &scratch);
     lat_scratch_free(&scratch);
     between = NULL;
 

@@ -169,6 +169,36 @@ static void sweep_grid_sparse_past_twice_the_llc(void **state)
 }
 
 /* The page series stops once two steps past the LLC are flat and the last is past 2x the LLC. */
+/* The sweep's series run largest pages first (the 4 KiB series then take the 2 MiB blocks the large-page series
+ * just freed); equal pages keep their order (random before page-by-page), and no index is lost or repeated. */
+static void sweep_order_largest_pages_first(void **state)
+{
+    (void)state;
+    size_t order[8];
+    const uint64_t full[] = {KiB(4), MiB(2), GiB(1), KiB(4)}; /* random 4K, 2M, 1G, page-by-page 4K */
+    lat_sweep_order(full, 4, order);
+    assert_int_equal(order[0], 2);
+    assert_int_equal(order[1], 1);
+    assert_int_equal(order[2], 0);
+    assert_int_equal(order[3], 3);
+    const uint64_t no_1g[] = {KiB(4), MiB(2), KiB(4)};
+    lat_sweep_order(no_1g, 3, order);
+    assert_int_equal(order[0], 1);
+    assert_int_equal(order[1], 0);
+    assert_int_equal(order[2], 2);
+    const uint64_t same[] = {KiB(4), KiB(4), KiB(4)};
+    lat_sweep_order(same, 3, order);
+    for (size_t k = 0; k < 3; k++)
+        assert_int_equal(order[k], k);
+    const uint64_t rising[] = {KiB(4), KiB(8), KiB(16), MiB(2), MiB(4), GiB(1), GiB(2), GiB(4)};
+    lat_sweep_order(rising, 8, order);
+    for (size_t k = 0; k < 8; k++)
+        assert_int_equal(order[k], 7 - k);
+    order[0] = 99;
+    lat_sweep_order(rising, 0, order); /* no series: nothing written */
+    assert_int_equal(order[0], 99);
+}
+
 static void page_plateau_needs_two_flat_steps_past_the_llc(void **state)
 {
     (void)state;
@@ -547,6 +577,7 @@ int main(void)
         cmocka_unit_test(sweep_top_is_four_llc_power_of_two_capped),
         cmocka_unit_test(sweep_top_key_overrides_the_rule),
         cmocka_unit_test(sweep_grid_sparse_past_twice_the_llc),
+        cmocka_unit_test(sweep_order_largest_pages_first),
         cmocka_unit_test(page_plateau_needs_two_flat_steps_past_the_llc),
         cmocka_unit_test(caches_from_cpuid_pick_data_levels),
         cmocka_unit_test(placed_bytes_quarter_l2_whole_iterations),

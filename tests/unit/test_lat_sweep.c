@@ -310,8 +310,9 @@ static void setup_small_sweep(bool quick, uint64_t max_bytes)
 }
 
 /* A series whose core/TSC ratio moved beyond 5 % between its start and its end is measured again: the fake
- * clock reads 1.0 on the benchmark CPU's first call and 1.2 on every later one, so the first series drifts
- * once (1.0 -> 1.2), is measured again at a steady 1.2 and says tries 2; the next series are steady at once. */
+ * clock reads 1.0 on the benchmark CPU's first call and 1.2 on every later one, so the first series run (the
+ * 2 MiB one: largest pages first) drifts once (1.0 -> 1.2), is measured again at a steady 1.2 and says tries 2;
+ * the 4 KiB series, run next, is steady at once. The records follow the run order. */
 static void test_drifting_series_is_measured_again(void **state)
 {
     (void)state;
@@ -324,21 +325,23 @@ static void test_drifting_series_is_measured_again(void **state)
     FAKE.clock[0].ratio = 0;
     FAKE.cfg.max_bytes = 0;
     FAKE.fail_page = 0;
-    const char *first = fake_find("latency_series", "\"page_bytes_requested\":4096", 0);
+    const char *first = fake_find("latency_series", "\"page_bytes_requested\":2097152", 0);
+    assert_ptr_equal(first, fake_find("latency_series", NULL, 0));
     assert_has(first, "\"tries\":2");
     assert_has(first, "\"clock_steady\":true");
     assert_has(first, "\"core_tsc_ratio_start\":1.2");
-    const char *second = fake_find("latency_series", "\"page_bytes_requested\":2097152", 0);
+    const char *second = fake_find("latency_series", "\"page_bytes_requested\":4096", 0);
+    assert_ptr_equal(second, fake_find("latency_series", NULL, 1));
     assert_has(second, "\"tries\":1");
     assert_has(second, "\"clock_drift\":0");
     assert_non_null(fake_text_find("measured again"));
     /* the points of the first series are written once, from the kept try */
-    size_t n4k = 0;
-    for (size_t i = 0; fake_find("latency_sweep", "\"page_bytes\":4096", i); i++)
-        n4k++;
+    size_t n2m = 0;
+    for (size_t i = 0; fake_find("latency_sweep", "\"page_bytes\":2097152", i); i++)
+        n2m++;
     const char *pts = strstr(first, "\"points\":");
     assert_non_null(pts);
-    assert_int_equal(n4k, strtoul(pts + 9, NULL, 10));
+    assert_int_equal(n2m, strtoul(pts + 9, NULL, 10));
 }
 
 static uint64_t rec_uint(const char *rec, const char *key)
