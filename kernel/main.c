@@ -192,10 +192,7 @@ static void calibrate_time(void)
         map_mmio(ref.hpet_base);
     }
     bool quick = K.profile == PROFILE_QUICK;
-    /* Minimal mode: windows of 4 ms (a PM timer tick is 0.28 us, so 1e-4 of a window; the median of five
-     * still leaves out two windows a busy host stretched). */
-    uint32_t window_ms = K.minimal ? 4 : quick ? 10 : 50;
-    time_calibrate(&K.time, &ref, K.cpu.tsc_hz, K.cpu.tsc_hz_source, quick ? 5 : 9, window_ms);
+    time_calibrate(&K.time, &ref, K.cpu.tsc_hz, K.cpu.tsc_hz_source, quick ? 5 : 9, quick ? 10 : 50);
     K.time.invariant_tsc = K.cpu.feat.invariant_tsc;
     time_core_ratio(&K.time, K.cpu.feat.aperfmperf);
 }
