@@ -116,9 +116,7 @@ static NORETURN void ap_entry(struct ap_boot *ab)
     }
     turbo_apply(&K.cfg, ab->index); /* per-CPU turbo state (turbo=off), before the BSP sees this AP alive */
     struct mailbox *m = &mbox[ab->index];
-    /* Minimal mode (emulated) halts right after each job: a spinning vCPU is a host thread that competes with
-     * the one doing the work, and on a busy host each hand-over then waits for a time slice. */
-    uint64_t idle_ticks = K.minimal ? 0 : AP_IDLE_SPIN_US * time_tsc_hz() / 1000000ULL;
+    uint64_t idle_ticks = AP_IDLE_SPIN_US * time_tsc_hz() / 1000000ULL;
     __atomic_store_n(&ab->alive, 1, __ATOMIC_RELEASE);
     for (;;) {
         uint32_t req;
