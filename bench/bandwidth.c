@@ -230,7 +230,10 @@ static int tbuf_alloc(struct bw_tbuf *t, uint64_t ws_max, int node, const char *
     if (plat_alloc(&t->b, tbuf_bytes(ws_max), PLAT_PAGE_LARGEST, node, why) != 0)
         return -1;
     /* Write every page: on Linux an untouched anonymous page reads as the shared zero page, and a read
-     * kernel over it would never leave L1. */
+     * kernel over it would never leave L1. Minimal mode (emulated, never hosted) leaves the memory as it is:
+     * the image's pages are real memory, and the stores cost 0.1-0.15 s per 64 MiB under TCG. */
+    if (plat_config()->minimal)
+        return 0;
     double *d = t->b.ptr;
     for (uint64_t i = 0; i < t->b.bytes / 8; i++)
         d[i] = 1.0;

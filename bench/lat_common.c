@@ -265,10 +265,13 @@ static uint32_t par_cpus(uint32_t *ids)
     return n;
 }
 
+/* Minimal mode builds on one CPU: under emulation each of the parallel builder's four steps is a hand-over
+ * between vCPUs, which a busy host stretches to its time slice, while one emulated CPU builds a 32 MiB chain
+ * in tens of milliseconds. */
 uint32_t lat_build_cpus(enum chain_mode mode)
 {
     uint32_t ids[CHAIN_PAR_PARTS];
-    return mode == CHAIN_RANDOM || mode == CHAIN_PAGE ? par_cpus(ids) : 1;
+    return (mode == CHAIN_RANDOM || mode == CHAIN_PAGE) && !plat_config()->minimal ? par_cpus(ids) : 1;
 }
 
 /* Every part of one step, spread over the CPUs; a CPU that cannot take its share leaves it to this one.
@@ -355,7 +358,8 @@ static enum lat_build lat_build_of(const struct chain_params *p, size_t *need)
     size_t line = p->line ? p->line : CHAIN_DEFAULT_LINE;
     size_t lines = line ? p->bytes / line : 0;
     *need = chain_scratch_bytes(p);
-    if (*need == SIZE_MAX || lines < LAT_PAR_MIN_LINES)
+    /* minimal mode (emulated): on one CPU, whole (the parts' hand-overs between vCPUs cost more than they share) */
+    if (*need == SIZE_MAX || lines < LAT_PAR_MIN_LINES || plat_config()->minimal)
         return LAT_BUILD_ONE;
     if (p->mode == CHAIN_RANDOM)
         return LAT_BUILD_RANDOM_PARTS;

@@ -5,6 +5,7 @@
 #include "bench/cache_sizes.h"
 #include "bench/clock.h"
 #include "bench/crosscheck.h"
+#include "bench/lat_common.h"
 #include "bench/lat_plan.h"
 #include "bench/lat_table2.h"
 #include "measure/chain.h"
@@ -443,8 +444,11 @@ static void *build_chain_p(struct plat_buf *b, const struct chain_params *pp, st
         return NULL;
     if (lines)
         *lines = n;
-    /* One full pass, so TLBs and caches hold what they will hold before timing starts. */
-    chase_run(start, n / CHASE_UNROLL);
+    /* One full pass, so TLBs and caches hold what they will hold before timing starts; in minimal mode
+     * (emulated: no caches to warm) at most the latency benchmarks' LAT_MINIMAL_WARM_LOADS, not the DRAM
+     * chain's 512 Ki loads. */
+    size_t warm = plat_config()->minimal ? MIN(n, (size_t)LAT_MINIMAL_WARM_LOADS) : n;
+    chase_run(start, warm / CHASE_UNROLL);
     return start;
 }
 
@@ -482,7 +486,8 @@ static void chase_job(struct pen_chase *c, void *start, struct plat_buf *b, cons
     cache_sizes_from_cpuid(plat_cpuinfo(), &cs);
     *jb = (struct pm_job){loop_chase, c, opts, r, 0};
     jb->o.setup = chase_setup;
-    if (cp->bytes <= lat_fresh_max_bytes(&cs) && lines / CHASE_UNROLL > jb->o.warmup_iters)
+    /* minimal mode (emulated: no caches to warm) keeps the short warm-up, as build_chain_p's */
+    if (!plat_config()->minimal && cp->bytes <= lat_fresh_max_bytes(&cs) && lines / CHASE_UNROLL > jb->o.warmup_iters)
         jb->o.warmup_iters = lines / CHASE_UNROLL;
 }
 

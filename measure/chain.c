@@ -77,14 +77,16 @@ size_t chain_scratch_bytes(const struct chain_params *p)
  * a[i]". Unlike Fisher-Yates (j <= i) it never lets an element stay put, which is what makes one cycle. */
 static void sattolo(uint32_t *a, size_t n, struct rand *r)
 {
+    struct rand l = *r; /* a local copy: the generator's state stays in registers through the loop */
     for (size_t i = 0; i < n; i++)
         a[i] = (uint32_t)i;
     for (size_t i = n - 1; i > 0; i--) {
-        size_t j = (size_t)rand_below(r, i);
+        size_t j = (size_t)rand_below(&l, i);
         uint32_t t = a[i];
         a[i] = a[j];
         a[j] = t;
     }
+    *r = l;
 }
 
 /* Appends element e to the chain being threaded through *prev. */

@@ -20,40 +20,6 @@ void rand_seed(struct rand *r, uint64_t seed)
         r->s[0] = 1;
 }
 
-static ALWAYS_INLINE uint64_t rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-uint64_t rand_next(struct rand *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl64(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl64(s[3], 45);
-    return result;
-}
-
-uint64_t rand_below(struct rand *r, uint64_t n)
-{
-    if (n == 0)
-        return 0;
-    /* The high word of x * n is uniform over [0, n) except for the (2^64 mod n) low words that map
-     * once too often; rejecting those makes it exact. */
-    unsigned __int128 m = (unsigned __int128)rand_next(r) * n;
-    uint64_t lo = (uint64_t)m;
-    if (lo < n) {
-        uint64_t threshold = (0 - n) % n; /* 2^64 mod n */
-        while (lo < threshold) {
-            m = (unsigned __int128)rand_next(r) * n;
-            lo = (uint64_t)m;
-        }
-    }
-    return (uint64_t)(m >> 64);
-}
-
 double rand_double(struct rand *r)
 {
     return (double)(rand_next(r) >> 11) * 0x1.0p-53;

@@ -14,9 +14,44 @@ struct rand {
 uint64_t splitmix64_next(uint64_t *state);
 
 void rand_seed(struct rand *r, uint64_t seed);
-uint64_t rand_next(struct rand *r);
+
+/* Inline, so that a loop drawing millions of numbers (a chain build) keeps the state in registers: a call per
+ * draw with the state in memory was most of a build's time under emulation, where every memory access costs a
+ * software TLB lookup. */
+static ALWAYS_INLINE uint64_t rand_rotl64(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static ALWAYS_INLINE uint64_t rand_next(struct rand *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rand_rotl64(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rand_rotl64(s[3], 45);
+    return result;
+}
+
 /* Uniform in [0, n) without modulo bias (Lemire 2019, multiply + rejection); n == 0 returns 0. */
-uint64_t rand_below(struct rand *r, uint64_t n);
+static ALWAYS_INLINE uint64_t rand_below(struct rand *r, uint64_t n)
+{
+    if (n == 0)
+        return 0;
+    /* The high word of x * n is uniform over [0, n) except for the (2^64 mod n) low words that map
+     * once too often; rejecting those makes it exact. */
+    unsigned __int128 m = (unsigned __int128)rand_next(r) * n;
+    uint64_t lo = (uint64_t)m;
+    if (lo < n) {
+        uint64_t threshold = (0 - n) % n; /* 2^64 mod n */
+        while (lo < threshold) {
+            m = (unsigned __int128)rand_next(r) * n;
+            lo = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
 /* Uniform double in [0, 1) from the top 53 bits. */
 double rand_double(struct rand *r);
 

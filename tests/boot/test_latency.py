@@ -134,7 +134,10 @@ def test_quick_smp4_two_nodes_every_record_and_fast():
     for name in ("latency", "c2c", "numa_latency", "loaded_latency"):
         host = arrival_seconds(stamped, name)
         assert abs(bench_seconds(b.log, name) - host) <= 0.2 + 0.1 * host, (name, bench_seconds(b.log, name), host)
-    assert bench_seconds(b.log, "c2c") > 0.1   # 12 pairs x 2 rows x 3 rounds on 4 vCPUs: never milliseconds
+    # c2c, whose reported time was once a fraction of the work's (0.006 s for a second): 12 pairs x 2 rows x 3
+    # rounds can take well under the tolerance above, which then cannot see a factor, so its time is held
+    # against the host's interval itself (less 20 ms of line delays).
+    assert bench_seconds(b.log, "c2c") >= 0.5 * arrival_seconds(stamped, "c2c") - 0.02
 
     # The whole quick run (4 latency benchmarks, 4 vCPUs under TCG) in well under 30 s of kernel time.
     m = re.search(r"pmubench: run ok after ([0-9.]+) s", b.log)
