@@ -3,6 +3,7 @@
  * kernel/core_clock.c's register add chain as a check of the ticks-to-cycles conversion. */
 #include "bench/atomic.h"
 #include "bench/clock.h"
+#include "bench/timed_loop.h"
 #include "bench/platform.h"
 #include "kernel/core_clock.h"
 #include "kernel/json.h"
@@ -41,33 +42,7 @@ static void add_chain_run(void *ctx, uint64_t iters)
         a->sink += core_clock_add_chain(iters);
 }
 
-#define ATOMIC_MAX_SAMPLES 256
-static double samples[ATOMIC_MAX_SAMPLES];
 static struct atomic_chain chain;
-
-/* The profile's protocol (as the penalty loops'): quick 20000-tick samples, 7..31 samples, 2 ms; full 200000
- * ticks, 11..201, 50 ms; time_budget_ms overrides the budget. */
-static int measure(meas_body_fn body, void *ctx, double per_iter, struct meas_result *m)
-{
-    const struct plat_config *cfg = plat_config();
-    uint32_t ms = cfg->time_budget_ms ? cfg->time_budget_ms : cfg->quick ? 2 : 50;
-    struct meas_spec s = {
-        .body = body,
-        .ctx = ctx,
-        .serialize = cfg->serialize,
-        .warmup_iters = 64,
-        .warmup_samples = 1,
-        .overhead_reps = 15,
-        .iters = 16,
-        .min_sample_ticks = cfg->quick ? 20000 : 200000,
-        .work_per_iter = per_iter,
-        .min_samples = meas_min_samples(cfg->quick),
-        .max_samples = cfg->quick ? 31 : 201,
-        .target_ci = meas_ci_target(cfg->quick),
-        .budget_ticks = (uint64_t)ms * plat_tsc_hz() / 1000,
-    };
-    return meas_run(&s, samples, ATOMIC_MAX_SAMPLES, m);
-}
 
 void bench_atomic(void)
 {
@@ -76,30 +51,30 @@ void bench_atomic(void)
     plat_cpu(0, &self);
     const char *method = "none";
     double ratio = clock_core_ratio(&method);
-    uint64_t hz = plat_tsc_hz();
 
-    /* the baseline first: cycles per add where the conversion is right is 1 */
+    /* The add-chain baseline (cycles per add where the conversion is right: 1) and the atomic chain, each in the
+     * profile's replicates, interleaved in time (docs/measurement.md "Replicates"): a replicate of each per pass,
+     * each replicate converted to cycles with its own core/TSC ratio where the platform measures one. */
     struct add_chain add = {0};
-    struct meas_result ma;
-    double add_cycles = -1;
-    if (measure(add_chain_run, &add, CORE_CLOCK_ADD_PER_ITER, &ma) == MEAS_OK)
-        add_cycles = ma.st.median * ratio;
-
     chain = (struct atomic_chain){.word = 1, .v = 1};
-    struct meas_result m;
+    struct pm_result ra, rm;
+    struct pm_job jobs[2] = {{add_chain_run, &add, {0}, &ra, 0}, {atomic_chain_run, &chain, {0}, &rm, 0}};
+    pm_opts_profile(&jobs[0].o);
+    jobs[1].o = jobs[0].o;
+    pm_measure_interleaved(jobs, 2);
+    double add_cycles = jobs[0].rc == 0 ? ra.cycles / CORE_CLOCK_ADD_PER_ITER : -1;
+    int rc = jobs[1].rc;
     struct stats cyc = {0};
     struct verdict v;
-    int rc = measure(atomic_chain_run, &chain, ATOMIC_PER_ITER, &m);
-    if (rc == MEAS_OK) {
-        cyc = m.st;
-        stats_scale(&cyc, ratio);
-        verdict_from_stats(&v, &cyc, m.converged, meas_ci_target(cfg->quick), meas_min_samples(cfg->quick));
+    if (rc == 0) {
+        pm_cycles_stats(&rm, ATOMIC_PER_ITER, &cyc);
+        verdict_from_stats(&v, &cyc, rm.cyc_converged, meas_ci_target(cfg->quick), meas_min_samples(cfg->quick));
         if (add_cycles < 0)
             verdict_worsen(&v, QUALITY_SUSPECT, "the add-chain baseline could not be measured");
         else if (add_cycles < 1 - CORE_CLOCK_TOL || add_cycles > 1 + CORE_CLOCK_TOL)
             verdict_worsen(&v, QUALITY_SUSPECT, "the register add chain ran at %.3f cycles per add, not 1 "
                            "(+-%.0f %%): the ticks-to-cycles conversion (%s) does not hold here",
-                           add_cycles, 100 * CORE_CLOCK_TOL, method);
+                           add_cycles, 100 * CORE_CLOCK_TOL, rm.cycles_method ? rm.cycles_method : method);
     } else {
         verdict_unavailable(&v, "the clock did not advance over the chain");
     }
@@ -108,16 +83,17 @@ void bench_atomic(void)
     json_kv_uint(j, "cpu", self.id);
     json_kv_str(j, "instruction", "lock xadd r64, m64");
     figure_json(j, "atomic_rmw", &cyc, UNIT_CYCLES, &v);
-    if (rc == MEAS_OK) {
-        stats_json_also(j, UNIT_NS, hz ? m.st.median * 1e9 / (double)hz : 0);
-        stats_json_also(j, UNIT_TSC, m.st.median);
+    if (rc == 0) {
+        stats_json_also(j, UNIT_NS, rm.ns / ATOMIC_PER_ITER);
+        stats_json_also(j, UNIT_TSC, rm.tsc.median / ATOMIC_PER_ITER);
     }
-    json_kv_str(j, "cycles_method", method);
-    json_kv_double(j, "core_tsc_ratio", ratio);
+    json_kv_str(j, "cycles_method", rc == 0 && rm.cycles_method ? rm.cycles_method : method);
+    json_kv_double(j, "core_tsc_ratio", rc == 0 && rm.ratio > 0 ? rm.ratio : ratio);
     json_kv_double_or_null(j, "add_cycles", add_cycles >= 0, add_cycles);
-    json_kv_uint(j, "iters_per_sample", rc == MEAS_OK ? m.iters : 0);
+    json_kv_uint(j, "iters_per_sample", rc == 0 ? rm.iters_per_sample : 0);
     json_kv_str(j, "method", "dependent chain: each lock xadd adds the previous one's result to one 64-byte-aligned "
-                             "word, 8 per loop iteration; engine median of TSC ticks per RMW x the core/TSC ratio; "
+                             "word, 8 per loop iteration; engine median of TSC ticks per RMW x the core/TSC ratio "
+                             "(per replicate where measured), replicates interleaved with the baseline's; "
                              "add_cycles: kernel/core_clock.c's register add chain through the same conversion");
     plat_rec_end();
 

@@ -62,12 +62,6 @@ struct json *pm_penalty_begin(const char *name, const struct stats *cycles, doub
     return j;
 }
 
-void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out)
-{
-    *out = r->cyc; /* each replicate converted with its own ratio where it has one (pm_result.cyc) */
-    stats_scale(out, 1 / per_iter);
-}
-
 static double hyp(double a, double b) { return stats_sqrt(a * a + b * b); }
 
 void pm_stats_diff(const struct stats *a, const struct stats *b, struct stats *d)

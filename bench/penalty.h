@@ -52,8 +52,6 @@ struct json *pm_penalty_begin(const char *name, const struct stats *cycles, doub
  * its 95 % CI reaches down to zero (smaller than its own uncertainty). Cycle accounting never uses a
  * suspect penalty. */
 void pm_penalty_verdict(struct verdict *v, const struct stats *c, bool converged, double target_ci, size_t min_n);
-/* A measurement's figure in core cycles per event: the TSC statistics x the ratio / events per iteration. */
-void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out);
 /* The figure of a difference of two medians a - b: median a - b, spread propagated (pm_diff_cv), the CI
  * half-widths of a and b added in quadrature on each side, n = min; min/p10/p90/max undefined (NaN). */
 void pm_stats_diff(const struct stats *a, const struct stats *b, struct stats *d);

@@ -210,3 +210,9 @@ int pm_measure_interleaved(struct pm_job *jobs, size_t n)
     }
     return failed;
 }
+
+void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out)
+{
+    *out = r->cyc; /* each replicate converted with its own ratio where it has one (pm_result.cyc) */
+    stats_scale(out, 1 / per_iter);
+}

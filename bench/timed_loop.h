@@ -56,6 +56,10 @@ struct pm_result {
  * does not advance or an argument is invalid. */
 int pm_measure(pm_loop_fn fn, void *arg, const struct pm_opts *o, struct pm_result *r);
 
+/* A measurement's figure in core cycles per event: r->cyc (each replicate converted with its own ratio where it
+ * has one) / events per iteration. */
+void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *out);
+
 /* The core/TSC ratio of each replicate, measured next to it (docs/measurement.md "Core clock and TSC", "Next to
  * the measurement"): where the benchmark's ratio comes from the add_rr chain and no PMU counts cycles (and not in
  * minimal mode), every replicate is followed by clock_chain_ratio_now; the replicate's ticks are converted with

@@ -139,6 +139,7 @@ class Row:
         self.noisy_pairs = self.noisy_covered = 0
         self.okok_pairs = self.okok_covered = 0  # ok pairs whose other run's figure is ok as well
         self.next_covered = 0   # ok pairs whose next-run interval (or CI, without one) holds the other median
+        self.okok_next = 0      # ok -> ok pairs whose next-run interval holds it
         self.next_half = []     # next-run interval half-width / |median| of ok figures
         self.figs = set()
         self.dev = []   # |median_j / median_i - 1| of ok figures
@@ -169,10 +170,12 @@ def coverage(runs_figs):
                 if f.quality == "ok":
                     row.pairs += 1
                     row.covered += hit
-                    row.next_covered += f.nlo is not None and f.nlo <= g.median <= f.nhi
+                    nhit = f.nlo is not None and f.nlo <= g.median <= f.nhi
+                    row.next_covered += nhit
                     if g.quality == "ok":
                         row.okok_pairs += 1
                         row.okok_covered += hit
+                        row.okok_next += nhit
                     row.figs.add(name)
                     if f.median:
                         row.dev.append(abs(g.median / f.median - 1))
@@ -194,11 +197,11 @@ def table(rows, n_runs):
     out = ["Coverage over %d runs: how often an ok figure's interval holds another run's median. covered: its 95 %% "
            "CI (which holds another run's median %.1f %% of the time where the runs' 9 replicates are alike: it is "
            "about this run's median); next: its next-run interval (next_lo..next_hi, %.1f %% for 9 replicates; the "
-           "CI where it has none); ok->ok: CI coverage of the pairs whose other run's figure is ok too"
+           "CI where it has none); ok->ok: of the pairs whose other run's figure is ok too, CI and next-run coverage"
            % (n_runs, 100 * EXPECTED_CI_NEXT, 100 * expected_ci_next(9, 0)),
-           "  %-12s %7s %12s %9s %9s %14s %15s %15s %16s %16s" % (
+           "  %-12s %7s %12s %9s %9s %14s %15s %15s %16s %16s %12s" % (
                "class", "figures", "ok pairs", "covered", "next", "median |dev|", "median CI +-", "median next +-",
-               "noisy covered", "ok->ok covered")]
+               "noisy covered", "ok->ok covered", "ok->ok next")]
     tot = Row()
     for c in CLASSES:
         r = rows.get(c)
@@ -211,20 +214,23 @@ def table(rows, n_runs):
         tot.okok_pairs += r.okok_pairs
         tot.okok_covered += r.okok_covered
         tot.next_covered += r.next_covered
+        tot.okok_next += r.okok_next
         tot.figs |= r.figs
         dev, half, nhalf = _median(r.dev), _median(r.half), _median(r.next_half)
-        out.append("  %-12s %7d %12s %9s %9s %14s %15s %15s %16s %16s" % (
+        out.append("  %-12s %7d %12s %9s %9s %14s %15s %15s %16s %16s %12s" % (
             c, len(r.figs), "%d/%d" % (r.covered, r.pairs), _pct(r.covered, r.pairs), _pct(r.next_covered, r.pairs),
             "%.2f %%" % (100 * dev) if dev is not None else "-",
             "%.2f %%" % (100 * half) if half is not None else "-",
             "%.2f %%" % (100 * nhalf) if nhalf is not None else "-",
             "%s of %d" % (_pct(r.noisy_covered, r.noisy_pairs).strip(), r.noisy_pairs),
-            "%s of %d" % (_pct(r.okok_covered, r.okok_pairs).strip(), r.okok_pairs)))
-    out.append("  %-12s %7d %12s %9s %9s %14s %15s %15s %16s %16s" % (
+            "%s of %d" % (_pct(r.okok_covered, r.okok_pairs).strip(), r.okok_pairs),
+            _pct(r.okok_next, r.okok_pairs)))
+    out.append("  %-12s %7d %12s %9s %9s %14s %15s %15s %16s %16s %12s" % (
         "all ok", len(tot.figs), "%d/%d" % (tot.covered, tot.pairs), _pct(tot.covered, tot.pairs),
         _pct(tot.next_covered, tot.pairs), "", "", "",
         "%s of %d" % (_pct(tot.noisy_covered, tot.noisy_pairs).strip(), tot.noisy_pairs),
-        "%s of %d" % (_pct(tot.okok_covered, tot.okok_pairs).strip(), tot.okok_pairs)))
+        "%s of %d" % (_pct(tot.okok_covered, tot.okok_pairs).strip(), tot.okok_pairs),
+        _pct(tot.okok_next, tot.okok_pairs)))
     return "\n".join(out), tot
 
 
