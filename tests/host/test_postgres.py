@@ -268,8 +268,11 @@ def test_a_record_type_never_seen_reaches_report_database_history_and_nightly(tm
     figs = md.split("## Figures", 1)[1]
     row = next(l for l in figs.splitlines() if l.startswith("| zz_never_seen/chain "))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[:4] == ["zz_never_seen/chain", "zz_never_seen", "20.1", "cycles"] and cells[6] == "11"
-    assert "6.8 ns" in cells[5] and cells[7] == "1.0%" and cells[8] == "noisy" and "profile's target" in cells[9]
+    head = [c.strip() for c in next(l for l in figs.splitlines() if l.startswith("| Figure |")).strip("|").split("|")]
+    col = {h: cells[i] for i, h in enumerate(head)}
+    assert cells[:4] == ["zz_never_seen/chain", "zz_never_seen", "20.1", "cycles"] and col["n"] == "11"
+    assert "6.8 ns" in col["Also"] and col["Spread"] == "1.0%" and col["Quality"] == "noisy"
+    assert "profile's target" in col["Reason"] and col["Next run"] == ""  # one series: no next-run interval
     assert "zz_never_seen" not in md.split("## Other records", 1)[-1] or "## Other records" not in md
     # nightly: stored with its unit, spread and verdict, and judged against its baseline
     rcs = [cli.main(["nightly", p, "--db", url, "--accel", "tcg"]) for p in paths]
