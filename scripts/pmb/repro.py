@@ -234,6 +234,34 @@ def table(rows, n_runs):
     return "\n".join(out), tot
 
 
+def per_run(runs_figs):
+    """[(ok figures, held, pairs)] per run j: of the other runs' ok figures that run j also has, how many hold
+    run j's median in their next-run interval (their CI where they have none). A run far below the others was
+    slowed or sped up as a whole (the host, the clock): what one run cannot see from inside."""
+    out = []
+    for j, fj in enumerate(runs_figs):
+        held = pairs = 0
+        for i, fi in enumerate(runs_figs):
+            if i == j:
+                continue
+            for name, f in fi.items():
+                g = fj.get(name)
+                if g is None or f.quality != "ok" or f.nlo is None:
+                    continue
+                pairs += 1
+                held += f.nlo <= g.median <= f.nhi
+        out.append((sum(1 for f in fj.values() if f.quality == "ok"), held, pairs))
+    return out
+
+
+def per_run_table(rows):
+    out = ["Per run: its ok figures, and how often the other runs' ok figures hold its median in their next-run "
+           "interval (a run far below the others was moved as a whole: by the host, or the clock)"]
+    for j, (ok, held, pairs) in enumerate(rows):
+        out.append("  run %-3d %5d ok figures   %s of %d held" % (j + 1, ok, _pct(held, pairs).strip(), pairs))
+    return "\n".join(out)
+
+
 def run_hosted(runner, args, n, save_dir=None, taskset=None, echo=None):
     """N runs of the hosted runner; returns their verified runs. A run that fails raises parse.LogError or
     RuntimeError with a one-line reason."""
@@ -309,6 +337,8 @@ def command(a):
     except (OSError, RuntimeError) as e:
         sys.stderr.write("pmubench: repro: %s\n" % e)
         return 1
-    text, _ = table(coverage([figures(r) for r in runs]), len(runs))
+    figs = [figures(r) for r in runs]
+    text, _ = table(coverage(figs), len(runs))
     print(text)
+    print(per_run_table(per_run(figs)))
     return 0

@@ -182,3 +182,23 @@ def test_runs_the_runner(tmp_path):
     assert counter.read_text().strip() == "3"
     assert sorted(os.listdir(save)) == ["run1.log", "run2.log", "run3.log"]
     assert "Coverage over 3 runs" in p.stdout
+
+
+def test_per_run_shows_the_run_moved_as_a_whole(tmp_path):
+    """Runs 0 and 1 agree; run 2 is 10 % slower in every figure: the others' next-run intervals hold none of
+    its medians, and it holds none of theirs."""
+    paths = []
+    for i, k in enumerate((1.0, 1.001, 1.1)):
+        recs = [fig("penalty", "penalty/%s" % n, v * k, v * k * 0.99, v * k * 1.01, replicates=9,
+                    next_lo=v * k * 0.98, next_hi=v * k * 1.02, next_level=0.97,
+                    quality="noisy" if (i == 2 and n == "b") else "ok")
+                for n, v in (("a", 4.0), ("b", 10.0))]
+        paths.append(write_log(tmp_path, "p%d.log" % i, recs))
+    figs = [repro.figures(parse.read_log(p)) for p in paths]
+    rows = repro.per_run(figs)
+    # run 0: runs 1 and 2 hold it with their ok figures: run 1 both (2), run 2 only "a" (ok), and misses it
+    assert rows[0] == (2, 2, 3)
+    assert rows[1] == (2, 2, 3)
+    assert rows[2] == (1, 0, 4)   # one ok figure of its own; the 4 ok figures of runs 0 and 1 hold none
+    text = repro.per_run_table(rows)
+    assert "run 3" in text and "0.0 % of 4 held" in text and "66.7 % of 3 held" in text
