@@ -245,7 +245,8 @@ void stats_scale_unc(struct stats *s, double k, double u)
     }
 }
 
-/* C(n, k) as a double: exact up to 2^53, which C(64, 32) (the largest used here) stays within by 10 bits. */
+/* C(n, k) as a double, to a few ulps (C(64, 32), the largest used here, is about 2^61): the probabilities it
+ * gives are compared with 95 %, far coarser. */
 static double binom(size_t n, size_t k)
 {
     if (k > n)
