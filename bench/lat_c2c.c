@@ -11,16 +11,6 @@ static struct plat_cpu cpus[LAT_C2C_MAX_CPUS];
 static double hit_ns[LAT_C2C_MAX_CPUS][LAT_C2C_MAX_CPUS], hitm_ns[LAT_C2C_MAX_CPUS][LAT_C2C_MAX_CPUS];
 static bool dead[LAT_C2C_MAX_CPUS];
 
-static void offsets_json(struct json *j, const char *key, uint64_t buf_bytes, uint64_t bytes)
-{
-    size_t reps = lat_replicates();
-    json_key(j, key);
-    json_arr_begin(j);
-    for (size_t k = 0; k < reps; k++)
-        json_uint(j, lat_rep_offset(buf_bytes, bytes, LAT_REP_ALIGN, k, reps));
-    json_arr_end(j);
-}
-
 static void summary(const char *status, const char *reason, uint32_t used, uint32_t total, bool sampled,
                     uint64_t bytes, uint64_t evict_bytes, size_t lines, size_t rounds, uint32_t pairs, uint32_t failed)
 {
@@ -38,12 +28,12 @@ static void summary(const char *status, const char *reason, uint32_t used, uint3
     size_t reps = lat_replicates();
     uint64_t bb = lat_rep_buffer_bytes(bytes, reps);
     json_kv_uint(j, "buffer_bytes", bb);
-    offsets_json(j, "replicate_offsets", bb, bytes);
+    lat_rep_offsets_json(j, "replicate_offsets", bb, bytes);
     /* and each replicate's HIT placement evicts with a window of its own of the eviction buffer */
     uint64_t eb = lat_rep_buffer_bytes(evict_bytes, reps);
     json_kv_uint(j, "evict_bytes", evict_bytes);
     json_kv_uint(j, "evict_buffer_bytes", eb);
-    offsets_json(j, "evict_replicate_offsets", eb, evict_bytes);
+    lat_rep_offsets_json(j, "evict_replicate_offsets", eb, evict_bytes);
     json_kv_uint(j, "lines", lines);
     json_kv_uint(j, "rounds", rounds);
     json_kv_str(j, "hit_method", "from_cpu writes every line, reads twice its L1+L2 elsewhere (write-back), reads "

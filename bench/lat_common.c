@@ -97,6 +97,16 @@ void lat_result_judge(struct lat_result *r)
                        "%.2f core cycles per dependent load, under 1: the loads were not each waited for", r->cycles);
 }
 
+void lat_rep_offsets_json(struct json *j, const char *key, uint64_t buf_bytes, uint64_t bytes)
+{
+    size_t reps = lat_replicates();
+    json_key(j, key);
+    json_arr_begin(j);
+    for (size_t k = 0; k < reps; k++)
+        json_uint(j, lat_rep_offset(buf_bytes, bytes, LAT_REP_ALIGN, k, reps));
+    json_arr_end(j);
+}
+
 void lat_unavailable_json(struct json *j, const char *name, const char *why)
 {
     struct verdict v;

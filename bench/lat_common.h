@@ -74,6 +74,9 @@ uint64_t lat_rep_seed(uint64_t seed, size_t k);
 /* Replicates per latency figure: the profile's (meas_replicates), 1 in minimal mode (plat_config.minimal:
  * the minimum samples, no stop rule to reach, no replicates). */
 size_t lat_replicates(void);
+/* "key": [the offsets of the profile's replicates' regions of `bytes` in a buffer of buf_bytes] (lat_rep_offset,
+ * LAT_REP_ALIGN): where each replicate's lines or eviction window sat, for a record. */
+void lat_rep_offsets_json(struct json *j, const char *key, uint64_t buf_bytes, uint64_t bytes);
 
 /* Steady-state chase_measure of the chain at start (n elements of 64 bytes or more) on the calling CPU,
  * warmed by a pass over it, or by LAT_SWEEP_WARM_LOADS loads when its lines outgrow the LLC, with the PMU's cycle

@@ -196,17 +196,6 @@ static void pebs_check(enum lat_row row, uint32_t cpu, const void *lines, uint64
     }
 }
 
-/* "key": the offsets of the profile's replicates' regions of `bytes` in a buffer of buf_bytes (lat_rep_offset). */
-static void offsets_json(struct json *j, const char *key, uint64_t buf_bytes, uint64_t bytes)
-{
-    size_t reps = lat_replicates();
-    json_key(j, key);
-    json_arr_begin(j);
-    for (size_t k = 0; k < reps; k++)
-        json_uint(j, lat_rep_offset(buf_bytes, bytes, LAT_REP_ALIGN, k, reps));
-    json_arr_end(j);
-}
-
 /* ---- steady-state rows: L1 and DRAM ----------------------------------------------------------------- */
 
 struct chase_replay {
@@ -296,7 +285,7 @@ static void l1_finish(struct env *e)
     json_kv_uint(j, "lines", l1.n);
     json_kv_uint(j, "page_bytes", l1.b.page_bytes);
     json_kv_uint(j, "buffer_bytes", l1.b.bytes);
-    offsets_json(j, "replicate_offsets", l1.wb, l1.w);
+    lat_rep_offsets_json(j, "replicate_offsets", l1.wb, l1.w);
     reps_json(j, &l1.rs);
     plat_rec_end();
     struct chase_replay cr = {l1.start0, l1.n, 0};
@@ -560,7 +549,7 @@ static void placed_finish(struct env *e, struct prow *pr)
     }
     json_kv_uint(j, "bytes", pr->span);
     json_kv_uint(j, "buffer_bytes", e->lines_buf.bytes);
-    offsets_json(j, "replicate_offsets", e->lines_buf_bytes, pr->span);
+    lat_rep_offsets_json(j, "replicate_offsets", e->lines_buf_bytes, pr->span);
     reps_json(j, &pr->rs);
     json_kv_uint(j, "lines", nlines);
     json_kv_uint(j, "page_bytes", e->lines_buf.page_bytes);
@@ -568,7 +557,7 @@ static void placed_finish(struct env *e, struct prow *pr)
     if (ev) {
         json_kv_uint(j, "evict_bytes", ev->bytes);
         json_kv_uint(j, "evict_buffer_bytes", e->evict_buf.bytes);
-        offsets_json(j, "evict_replicate_offsets", e->evict_buf_bytes, ev->bytes);
+        lat_rep_offsets_json(j, "evict_replicate_offsets", e->evict_buf_bytes, ev->bytes);
     }
     json_kv_uint(j, "rounds", prp.p.rounds);
     plat_rec_end();

@@ -474,51 +474,7 @@ static void test_replicates_at_their_own_offsets(void **state)
     assert_true(distinct9 > 10);
 }
 
-/* A server whose core clock moved between the sweep and the rows (turbo bins on the 16-core Xeon in bench=all:
- * core/TSC 1.62-1.63 over the reference series, 1.48 at the L1 row, whose 1.562 ns against the plateau's 1.351 ns
- * disagreed by 16 %). Here the sweep runs at 1.76: in ns the two differ by 16 %, in core cycles, each side
- * converted with its own time's ratio, both are about 5. The core clock's levels are judged in cycles. */
-static void test_core_clock_levels_judged_in_cycles(void **state)
-{
-    (void)state;
-    static struct fixture f;
-    static double cyc[LAT_MAX_POINTS];
-    memset(&f, 0, sizeof(f));
-    f.cache[0] = KiB(48), f.cache[1] = MiB(2), f.cache[2] = MiB(32);
-    const double tsc_ghz = 2.1, ratio_sweep = 1.76;
-    struct lat_sweep_curve *c = &f.c[0];
-    *c = (struct lat_sweep_curve){.mode = "random", .random = true, .page_bytes = MiB(2), .bytes = f.bytes[0],
-                                  .ns = f.ns[0], .cycles = cyc, .clock_steady = true};
-    f.nc = 1;
-    uint64_t grid[LAT_MAX_POINTS];
-    size_t n = lat_size_grid(KiB(1), MiB(128), 4, 64, grid, LAT_MAX_POINTS);
-    for (size_t i = 0; i < n; i++) {
-        double cycles = grid[i] <= KiB(32) ? 5 : grid[i] <= MiB(1) ? 16 : grid[i] <= MiB(16) ? 70 : 300;
-        f.bytes[0][i] = grid[i];
-        f.ns[0][i] = cycles / (tsc_ghz * ratio_sweep);
-        cyc[i] = cycles;
-    }
-    c->n = n;
-    setup(&f);
-    lat_sweep_infer(f.c, f.nc);
-    /* the L1 row at 24 KiB, timed at core/TSC 1.476: 4.84 cycles, 1.562 ns */
-    struct stats st = stats_derived(1.562);
-    ledger_add("data_source/L1", UNIT_NS, &st, QUALITY_OK);
-    assert_int_equal(lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 4.84, NULL), 1);
-    const char *rec = fake_find("crosscheck", "data_source/L1", 0);
-    assert_has(rec, "\"unit\":\"cycles\"");
-    assert_has(rec, "\"agrees\":true");
-    assert_has(rec, "a level on the core clock");
-    /* the same pair in ns disagrees: what the cycles comparison is for */
-    crosscheck_reset();
-    assert_int_equal(lat_sweep_crosscheck("L1", "data_source/L1", KiB(24)), 0);
-    /* without the row's cycles: the ns comparison */
-    fake_reset();
-    assert_int_equal(lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 0, NULL), 0);
-    assert_has(fake_find("crosscheck", "data_source/L1", 0), "\"unit\":\"ns\"");
-}
-
-/* The sweep of test_core_clock_levels_judged_in_cycles (L1 5 cycles, L2 16, L3 70, memory 300 on 2 MiB pages). */
+/* A sweep of L1 5 cycles, L2 16, L3 70, memory 300 on 2 MiB pages, timed at 2.1 GHz TSC x core/TSC 1.76. */
 static void setup_cycles_sweep(void)
 {
     static struct fixture f;
@@ -540,6 +496,31 @@ static void setup_cycles_sweep(void)
     c->n = n;
     setup(&f);
     lat_sweep_infer(f.c, f.nc);
+}
+
+/* A server whose core clock moved between the sweep and the rows (turbo bins on the 16-core Xeon in bench=all:
+ * core/TSC 1.62-1.63 over the reference series, 1.48 at the L1 row, whose 1.562 ns against the plateau's 1.351 ns
+ * disagreed by 16 %). Here the sweep runs at 1.76: in ns the two differ by 16 %, in core cycles, each side
+ * converted with its own time's ratio, both are about 5. The core clock's levels are judged in cycles. */
+static void test_core_clock_levels_judged_in_cycles(void **state)
+{
+    (void)state;
+    setup_cycles_sweep();
+    /* the L1 row at 24 KiB, timed at core/TSC 1.476: 4.84 cycles, 1.562 ns */
+    struct stats st = stats_derived(1.562);
+    ledger_add("data_source/L1", UNIT_NS, &st, QUALITY_OK);
+    assert_int_equal(lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 4.84, NULL), 1);
+    const char *rec = fake_find("crosscheck", "data_source/L1", 0);
+    assert_has(rec, "\"unit\":\"cycles\"");
+    assert_has(rec, "\"agrees\":true");
+    assert_has(rec, "a level on the core clock");
+    /* the same pair in ns disagrees: what the cycles comparison is for */
+    crosscheck_reset();
+    assert_int_equal(lat_sweep_crosscheck("L1", "data_source/L1", KiB(24)), 0);
+    /* without the row's cycles: the ns comparison */
+    fake_reset();
+    assert_int_equal(lat_sweep_crosscheck_cycles("L1", "data_source/L1", KiB(24), 0, NULL), 0);
+    assert_has(fake_find("crosscheck", "data_source/L1", 0), "\"unit\":\"ns\"");
 }
 
 /* A figure in the ledger in `unit` with median v, quality ok (replaces an earlier entry and its marks). */
