@@ -266,8 +266,9 @@ deps:
 # As many vCPUs as the host has CPUs, 2 to 4: under TCG a vCPU with no host CPU of its own waits on the host's
 # scheduler, and that wait is what c2c and loaded latency would time (docs/host-tools.md, "run").
 RUN_SMP := $(shell n=$$(nproc 2>/dev/null || echo 4); [ $$n -gt 4 ] && n=4; [ $$n -lt 2 ] && n=2; echo $$n)
+# RUN_OPTS: more `run` options, e.g. RUN_OPTS=--full-firmware-start (docs/host-tools.md, "run").
 run: deps efi
-	$(PYTHON) scripts/pmubench run --smp $(RUN_SMP) --mem 2G --out results
+	$(PYTHON) scripts/pmubench run --smp $(RUN_SMP) --mem 2G --out results $(RUN_OPTS)
 
 usb: $(BUILD)/pmubench-usb.img
 # One hybrid image: UEFI boots EFI/BOOT/BOOTX64.EFI from the ESP, a legacy BIOS boots GRUB from the BIOS boot

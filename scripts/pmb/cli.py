@@ -150,14 +150,16 @@ def cmd_run(a):
         res = qemu.boot(image=None if a.disk else a.image or qemu.DEFAULT_IMAGE, disk=a.disk, cpu=a.cpu,
                         smp=a.smp, mem=a.mem, numa=a.numa, cfg_text=cfg_text, args=a.args, accel=chosen,
                         timeout=a.timeout, on_line=progress, log_path=log_path,
-                        firmware="bios" if a.bios else "uefi")
+                        firmware="bios" if a.bios else "uefi", quick=not a.full_firmware_start,
+                        vars_cache=qemu.VARS_CACHE_DIR)
     except (qemu.QemuError, ValueError) as e:
         err(str(e))
         shutil.rmtree(d, ignore_errors=True)
         return EXIT_FAIL
     meta = {"tool_version": __version__, "accel": res.accel, "accel_reason": why, "status": res.status,
             "reason": res.reason, "exit_code": res.exit_code, "seconds": round(res.seconds, 2),
-            "cmdline": res.cmdline, "image": a.disk or a.image or qemu.DEFAULT_IMAGE, "args": a.args}
+            "cmdline": res.cmdline, "image": a.disk or a.image or qemu.DEFAULT_IMAGE, "args": a.args,
+            "firmware_start": "full" if a.full_firmware_start or a.bios else "quick"}
     print("pmubench: QEMU finished: %s (%s) after %.1fs" % (res.status, res.reason, res.seconds))
     if res.stderr.strip():
         sys.stderr.write(res.stderr)
@@ -616,6 +618,9 @@ def build_parser():
     r.add_argument("--bios", action="store_true",
                    help="boot --disk (the make usb image) under SeaBIOS through GRUB/Multiboot2 instead of OVMF; "
                         "the configuration goes in --cfg")
+    r.add_argument("--full-firmware-start", action="store_true",
+                   help="boot with the 4 MiB OVMF, a fresh variable store and QEMU's default devices instead of "
+                        "the quick firmware start (docs/host-tools.md, run)")
     r.add_argument("--out", default=os.path.join(REPO_ROOT, "results"), help="results directory")
     r.add_argument("--timeout", type=number(0, TIMEOUT_MAX_S, lo_open=True), default=600,
                    help="hard timeout in seconds (default 600)")

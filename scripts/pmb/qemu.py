@@ -16,6 +16,7 @@ the whole command line, so the image's LoadOptions start with "fs0:\\pmubench.ef
 Secure Boot firmware (secure_boot=True) refuses the unsigned shell, so args need a normal boot.
 """
 import fcntl
+import hashlib
 import os
 import re
 import select
@@ -38,6 +39,21 @@ SNAKEOIL_KEY = "/usr/share/ovmf/PkKek-1-snakeoil.key"
 SNAKEOIL_CERT = "/usr/share/ovmf/PkKek-1-snakeoil.pem"
 SNAKEOIL_PASS = "snakeoil"
 DEFAULT_IMAGE = os.path.join(REPO_ROOT, "build", "pmubench.efi")
+# `run`'s quick firmware start (docs/measurement.md, "make run"; quick=True below). Under TCG OVMF's own start
+# was most of `make run`'s time inside QEMU; three things shorten it without touching what the image measures:
+# - Debian's 2 MiB build of the same OVMF (edk2 2022.11, same drivers, a 128 KiB variable store): its SEC
+#   phase decompresses a smaller volume and its DXE phase starts sooner (0.1-0.5 s);
+# - a variable store kept from an earlier boot of the same firmware and command line (VARS_CACHE_DIR): on a
+#   fresh store OVMF writes about 16 KB of variables (the iSCSI driver's eight attempts, boot options, console
+#   paths), each byte a pflash program cycle that QEMU writes through to the file, about 0.5 s; from the kept
+#   store it writes the 3 KB it writes on every boot;
+# - no default devices (-nodefaults: no VGA, CD-ROM or floppy to probe, no DVD boot option tried first) and no
+#   i8042 (-machine i8042=off: OVMF's PS/2 keyboard driver resets the controller and waits on it).
+# What stays: the TPM probe (the firmware polls 0xFED40000, where nothing answers, for 2 x 750 ms of
+# PM-timer delays; nothing on QEMU's command line can answer it) and the LZMA decompression in SEC.
+OVMF_CODE_QUICK = "/usr/share/OVMF/OVMF_CODE.fd"
+OVMF_VARS_QUICK = "/usr/share/OVMF/OVMF_VARS.fd"
+VARS_CACHE_DIR = os.path.join(REPO_ROOT, "build", "ovmf-vars")
 
 DEBUG_EXIT_PORT = 0xF4
 # QEMU exit status -> status word: isa-debug-exit gives (v << 1) | 1.
@@ -237,15 +253,20 @@ def numa_args(numa, smp, mem_bytes):
 
 def build_cmdline(esp_dir=None, disk=None, vars_path=OVMF_VARS, ovmf_code=OVMF_CODE, cpu=None, smp=1,
                   mem="1G", numa=0, accel="tcg", secure_boot=False, extra=(), qemu=QEMU, usb=True,
-                  firmware="uefi"):
+                  firmware="uefi", quick=False):
     """The QEMU argv (pure: touches no files). firmware "bios": QEMU's own SeaBIOS (no OVMF flash), the
-    disk attached as a plain drive, which SeaBIOS boots through the image's GRUB (Multiboot2)."""
+    disk attached as a plain drive, which SeaBIOS boots through the image's GRUB (Multiboot2). quick: no
+    default devices and no i8042 (the quick firmware start, see OVMF_CODE_QUICK)."""
     mem_bytes = parse_size(mem)
     if cpu is None:
         cpu = "host,pmu=on" if accel == "kvm" else "max"
     machine = "q35,smm=on" if secure_boot else "q35"
+    if quick:
+        machine += ",i8042=off"
     cmd = [qemu, "-machine", machine, "-accel", accel, "-cpu", cpu,
            "-smp", str(smp), "-m", "%dM" % (mem_bytes >> 20)]
+    if quick:
+        cmd.append("-nodefaults")
     if secure_boot:
         cmd += ["-global", "driver=cfi.pflash01,property=secure,value=on"]
     if firmware != "bios":
@@ -328,7 +349,7 @@ def _prepare_disk(disk, tmp, args, cfg_text):
 def boot(image=None, disk=None, cpu=None, smp=1, mem="1G", numa=0, cfg_text=None, args=None,
          accel="tcg", timeout=60, extra=(), on_line=None, ovmf_code=None, ovmf_vars=None,
          secure_boot=False, esp_files=None, log_path=None, qemu=QEMU, stop_on_dead_end=True,
-         skip_countdown=True, firmware="uefi"):
+         skip_countdown=True, firmware="uefi", quick=False, vars_cache=None):
     """Boot `image` (default build/pmubench.efi) from a vvfat ESP, or the raw disk image `disk`
     (attached as a USB stick), and return a BootResult.
 
@@ -339,6 +360,10 @@ def boot(image=None, disk=None, cpu=None, smp=1, mem="1G", numa=0, cfg_text=None
     the snakeoil keys (the image must be signed; see sign()). firmware "bios": SeaBIOS boots `disk` (the
     hybrid `make usb` image) through GRUB and Multiboot2; the configuration goes in cfg_text (load
     options need the UEFI shell).
+    quick: the quick firmware start (OVMF_CODE_QUICK's comment): the 2 MiB OVMF when neither ovmf_code nor
+    ovmf_vars is given and both files exist, -nodefaults and no i8042; with vars_cache (a directory) the
+    variable store of the first boot that ended ok is kept there and later boots of the same firmware and
+    command line start from a copy of it. Not with Secure Boot or firmware "bios".
     """
     if firmware not in ("uefi", "bios"):
         raise QemuError("firmware must be uefi or bios, not %r" % firmware)
@@ -351,6 +376,10 @@ def boot(image=None, disk=None, cpu=None, smp=1, mem="1G", numa=0, cfg_text=None
         raise QemuError("image %s not found (run `make efi`)" % image)
     if disk is not None and not os.path.isfile(disk):
         raise QemuError("disk image %s not found (run `make usb`)" % disk)
+    quick = quick and firmware == "uefi" and not secure_boot
+    if (quick and ovmf_code is None and ovmf_vars is None and os.path.isfile(OVMF_CODE_QUICK)
+            and os.path.isfile(OVMF_VARS_QUICK)):
+        ovmf_code, ovmf_vars = OVMF_CODE_QUICK, OVMF_VARS_QUICK
     if ovmf_code is None:
         ovmf_code = OVMF_CODE_SECBOOT if secure_boot else OVMF_CODE
     if ovmf_vars is None:
@@ -368,8 +397,42 @@ def boot(image=None, disk=None, cpu=None, smp=1, mem="1G", numa=0, cfg_text=None
             os.makedirs(esp)
             make_esp(esp, image, args, cfg_text, esp_files)
         cmd = build_cmdline(esp, disk, vars_copy, ovmf_code, cpu, smp, mem, numa, accel, secure_boot,
-                            extra, qemu, firmware=firmware)
-        return _run(cmd, accel, timeout, on_line, log_path, stop_on_dead_end, skip_countdown)
+                            extra, qemu, firmware=firmware, quick=quick)
+        kept = None
+        if quick and vars_cache:
+            kept = kept_vars_path(vars_cache, ovmf_code, ovmf_vars, cmd, tmp)
+            if os.path.isfile(kept) and os.path.getsize(kept) == os.path.getsize(vars_copy):
+                shutil.copyfile(kept, vars_copy)
+        res = _run(cmd, accel, timeout, on_line, log_path, stop_on_dead_end, skip_countdown)
+        if kept and res.status == "ok" and not os.path.exists(kept):
+            keep_vars(vars_copy, kept)
+        return res
+
+
+def kept_vars_path(cache_dir, ovmf_code, ovmf_vars, cmd, tmp):
+    """Where the variable store kept for this firmware (code and template, by content) and command line
+    (with the per-boot directory tmp left out) lives in cache_dir."""
+    h = hashlib.sha256()
+    for path in (ovmf_code, ovmf_vars):
+        with open(path, "rb") as f:
+            h.update(hashlib.sha256(f.read()).digest())
+    h.update("\0".join(c.replace(tmp, "@TMP@") for c in cmd).encode("utf-8", "surrogateescape"))
+    return os.path.join(cache_dir, "vars-%s.fd" % h.hexdigest()[:24])
+
+
+def keep_vars(vars_path, kept):
+    """Copy the store a boot left to kept (whole or not at all); a cache that cannot be written is no error:
+    the next boot starts from the template as before."""
+    part = "%s.%d.part" % (kept, os.getpid())
+    try:
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        shutil.copyfile(vars_path, part)
+        os.replace(part, kept)
+    except OSError:
+        try:
+            os.unlink(part)
+        except OSError:
+            pass
 
 
 def _run(cmd, accel, timeout, on_line, log_path, stop_on_dead_end, skip_countdown):

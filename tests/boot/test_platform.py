@@ -200,3 +200,30 @@ def test_spcr_names_the_console():
     assert run["serial"]["base"] == "0x3f8" and run["serial"]["baud"] == 115200
     assert "SPCR" in {t["sig"] for t in b.one("acpi")["tables"]}
     assert b.one("acpi")["spcr"] is True
+
+
+def test_quick_firmware_start_boots_the_same_run(tmp_path):
+    """`run`'s quick firmware start (2 MiB OVMF, a kept variable store, -nodefaults, no i8042) boots the image
+    to the same records as the full start; only the firmware's own footprint differs (no boot-logo table
+    without a display, a DSDT without the PS/2 devices, a little more free memory)."""
+    cfg = "bench=timer,branch\n"
+    full = boot(smp=2, mem="1G", cfg_text=cfg)
+    cache = tmp_path / "vars"
+    quick = [boot(smp=2, mem="1G", cfg_text=cfg, quick=True, vars_cache=str(cache)) for _ in range(2)]
+    kept = list(cache.iterdir())
+    assert len(kept) == 1                     # the first quick boot's store, used by the second
+    for q in quick:
+        assert "-nodefaults" in q.result.cmdline
+        assert_common(q)
+        assert [r["type"] for r in q.run.records] == [r["type"] for r in full.run.records]
+        for key in ("identity", "features", "caches"):
+            assert q.one("cpu")[key] == full.one("cpu")[key], key
+        assert q.one("topology") == full.one("topology")
+        assert ({k: v for k, v in q.one("smp").items() if k != "trampoline"} ==
+                {k: v for k, v in full.one("smp").items() if k != "trampoline"})
+        qr, fr = q.run.run, full.run.run
+        assert (qr["cpu"], qr["cpus"], qr["caches"], qr["numa_nodes"]) == (fr["cpu"], fr["cpus"], fr["caches"],
+                                                                           fr["numa_nodes"])
+        assert abs(qr["memory_bytes"] / fr["memory_bytes"] - 1) < 0.01
+        sigs = {t["sig"] for t in q.one("acpi")["tables"]}
+        assert {t["sig"] for t in full.one("acpi")["tables"]} - sigs <= {"BGRT"} and "DSDT" in sigs

@@ -92,6 +92,79 @@ def test_cmdline_secure_boot_and_disk():
     assert not any("fat:" in d for d in opt(cmd, "-drive"))
 
 
+def test_cmdline_quick_start_drops_default_devices_and_the_i8042():
+    cmd = qemu.build_cmdline(esp_dir="/e", smp=2, mem="2G", quick=True)
+    assert opt(cmd, "-machine") == ["q35,i8042=off"] and "-nodefaults" in cmd
+    assert opt(cmd, "-serial") == ["stdio"] and "isa-debug-exit,iobase=0xf4,iosize=0x04" in opt(cmd, "-device")
+    plain = qemu.build_cmdline(esp_dir="/e", smp=2, mem="2G")
+    assert opt(plain, "-machine") == ["q35"] and "-nodefaults" not in plain
+
+
+def fake_firmware(tmp_path):
+    code, tmpl = tmp_path / "code.fd", tmp_path / "vars.fd"
+    code.write_bytes(b"C" * 4096)
+    tmpl.write_bytes(b"\xff" * 4096)
+    img = tmp_path / "a.efi"
+    img.write_bytes(b"MZ")
+    return str(code), str(tmpl), str(img)
+
+
+def test_kept_vars_path_keys_on_firmware_content_and_command_line(tmp_path):
+    code, tmpl, _ = fake_firmware(tmp_path)
+    cache = str(tmp_path / "cache")
+    cmd = ["qemu", "-drive", "if=pflash,unit=1,file=/tmp/pmb-qemu-a/OVMF_VARS.fd", "-smp", "2"]
+    p = qemu.kept_vars_path(cache, code, tmpl, cmd, "/tmp/pmb-qemu-a")
+    assert os.path.dirname(p) == cache
+    # The per-boot directory is not part of the key; the rest of the command line and the firmware are.
+    other_tmp = [c.replace("pmb-qemu-a", "pmb-qemu-b") for c in cmd]
+    assert qemu.kept_vars_path(cache, code, tmpl, other_tmp, "/tmp/pmb-qemu-b") == p
+    assert qemu.kept_vars_path(cache, code, tmpl, cmd[:-1] + ["4"], "/tmp/pmb-qemu-a") != p
+    open(code, "ab").write(b"x")
+    assert qemu.kept_vars_path(cache, code, tmpl, cmd, "/tmp/pmb-qemu-a") != p
+
+
+def test_quick_start_keeps_the_store_of_a_boot_that_ended_ok(tmp_path, monkeypatch):
+    code, tmpl, img = fake_firmware(tmp_path)
+    cache = tmp_path / "cache"
+    seen = []
+
+    def fake_run(cmd, accel, timeout, *rest):
+        vars_file = next(d for d in opt(cmd, "-drive") if "unit=1" in d).split("file=", 1)[1]
+        seen.append(open(vars_file, "rb").read())
+        with open(vars_file, "r+b") as f:     # what the firmware writes during this boot
+            f.write(b"boot%d" % len(seen))
+        status = "error" if len(seen) == 1 else "ok"
+        return qemu.BootResult(b"", 3 if status == "error" else 1, status, "", accel, cmd, "", 0.1)
+
+    monkeypatch.setattr(qemu, "_run", fake_run)
+    kw = dict(image=img, ovmf_code=code, ovmf_vars=tmpl, quick=True, vars_cache=str(cache))
+    assert qemu.boot(**kw).status == "error"
+    assert not cache.exists()                 # a boot that did not end ok keeps nothing
+    assert qemu.boot(**kw).status == "ok"
+    kept = list(cache.iterdir())
+    assert len(kept) == 1 and kept[0].read_bytes()[:5] == b"boot2"
+    assert qemu.boot(**kw).status == "ok"     # starts from the kept store, which stays as it was
+    assert seen[0] == seen[1] == b"\xff" * 4096 and seen[2][:5] == b"boot2"
+    assert kept[0].read_bytes()[:5] == b"boot2"
+    qemu.boot(image=img, ovmf_code=code, ovmf_vars=tmpl, vars_cache=str(cache))   # not quick: template
+    assert seen[3] == b"\xff" * 4096 and len(list(cache.iterdir())) == 1
+
+
+def test_quick_start_prefers_the_2m_ovmf_pair(tmp_path, monkeypatch):
+    _, _, img = fake_firmware(tmp_path)
+    cmds = []
+    monkeypatch.setattr(qemu, "_run", lambda cmd, accel, *rest: cmds.append(cmd) or
+                        qemu.BootResult(b"", 1, "ok", "", accel, cmd, "", 0.1))
+    qemu.boot(image=img, quick=True)
+    qemu.boot(image=img)
+    qemu.boot(image=img, quick=True, firmware="uefi", ovmf_code=qemu.OVMF_CODE, ovmf_vars=qemu.OVMF_VARS)
+    code = [next(d for d in opt(c, "-drive") if "unit=0" in d) for c in cmds]
+    if os.path.exists(qemu.OVMF_CODE_QUICK) and os.path.exists(qemu.OVMF_VARS_QUICK):
+        assert code[0].endswith("file=" + qemu.OVMF_CODE_QUICK)
+    assert code[1].endswith("file=" + qemu.OVMF_CODE) and code[2].endswith("file=" + qemu.OVMF_CODE)
+    assert "-nodefaults" in cmds[0] and "-nodefaults" not in cmds[1]
+
+
 def test_parse_size():
     assert qemu.parse_size("1G") == 1 << 30 and qemu.parse_size("512m") == 512 << 20
     assert qemu.parse_size("65536") == 65536 and qemu.parse_size("2GiB") == 2 << 30
@@ -229,10 +302,11 @@ def with_log(img, tmp, text):
 
 
 @needs_boot
-def test_cli_run_end_to_end_from_usb_image(echo_usb, tmp_path, capsys):
+def test_cli_run_end_to_end_from_usb_image(echo_usb, tmp_path, capsys, monkeypatch):
     lines = logs.run_lines(logs.full_run(seed=4))
     disk = with_log(echo_usb, tmp_path, logs.serial(lines))
     out = tmp_path / "results"
+    monkeypatch.setattr(qemu, "VARS_CACHE_DIR", str(tmp_path / "vars-cache"))
     rc = cli.main(["run", "--tcg", "--disk", disk, "--out", str(out), "--timeout", "120"])
     text = capsys.readouterr().out
     assert rc == 0, text
@@ -245,19 +319,25 @@ def test_cli_run_end_to_end_from_usb_image(echo_usb, tmp_path, capsys):
     assert "PMB-ECHO" in (d / "serial.log").read_text(errors="replace")
     meta = json.loads((d / "boot.json").read_text())
     assert meta["accel"] == "tcg" and meta["status"] == "ok" and meta["crc32"] == logs.crc_of(lines[:-1])
+    assert meta["firmware_start"] == "quick" and "-nodefaults" in meta["cmdline"]
+    assert len(os.listdir(tmp_path / "vars-cache")) == 1     # the store kept for the next run
     assert (out / "latest" / "records.jsonl").read_text() == (d / "records.jsonl").read_text()
     # With --args the image moves to /pmubench.efi behind startup.nsh, on a private copy of the disk.
     before = open(disk, "rb").read()
-    assert cli.main(["run", "--tcg", "--disk", disk, "--out", str(out), "--args", "exit=1", "-q"]) == 1
+    assert cli.main(["run", "--tcg", "--disk", disk, "--out", str(out), "--args", "exit=1", "-q",
+                     "--full-firmware-start"]) == 1
     assert open(disk, "rb").read() == before
+    meta = json.loads((out / "latest" / "boot.json").read_text())
+    assert meta["firmware_start"] == "full" and "-nodefaults" not in meta["cmdline"]
 
 
 @needs_boot
-def test_cli_run_rejects_corrupt_log(echo_usb, tmp_path, capsys):
+def test_cli_run_rejects_corrupt_log(echo_usb, tmp_path, capsys, monkeypatch):
     lines = logs.run_lines(logs.full_run(seed=5))
     lines[3] = lines[3].replace('"ranges":3', '"ranges":4')
     disk = with_log(echo_usb, tmp_path, logs.serial(lines))
     out = tmp_path / "results"
+    monkeypatch.setattr(qemu, "VARS_CACHE_DIR", str(tmp_path / "vars-cache"))
     assert cli.main(["run", "--tcg", "--disk", disk, "--out", str(out), "-q"]) == 2
     assert "CRC mismatch" in capsys.readouterr().err
     d = out / [x for x in os.listdir(out) if x != "latest"][0]
