@@ -7,6 +7,7 @@
 #include "measure/knee.h"
 #include "measure/engine.h"
 #include "bench/lat_common.h"
+#include "bench/clock.h"
 #include "measure/rand.h"
 #include "measure/timing.h"
 
@@ -79,9 +80,15 @@ static void emit_series(const struct series *s, uint64_t top)
     plat_rec_end();
 }
 
-/* The benchmark CPU's core/TSC ratio now (0 when it cannot be measured). */
+/* The benchmark CPU's core/TSC ratio now (0 when it cannot be measured): where the points are converted with the
+ * add chain timed after each replicate, the same chain's steady reference (clock_chain_ratio_steady, on this
+ * CPU: the chase runs on the calling one), so that the drift rule and the conversion see one clock; else the
+ * platform's measurement (a cycle counter, APERF/MPERF, or the chains' long runs). */
 static double ratio_now(uint32_t cpu)
 {
+    double u, r;
+    if (clock_chain_ratio_usable() && (r = clock_chain_ratio_steady(plat_config()->serialize, &u)) > 0)
+        return r;
     struct core_clock c;
     return plat_core_clock(cpu, &c) == 0 ? c.ratio : 0;
 }
@@ -103,6 +110,7 @@ static struct {
     size_t got;           /* replicates in rep[] */
     struct meas_result rep[MEAS_REPLICATES_FULL];
     uint64_t off[MEAS_REPLICATES_FULL]; /* where each replicate's chain sat: bytes from the buffer's start */
+    double ratio[MEAS_REPLICATES_FULL], ratio_u[MEAS_REPLICATES_FULL]; /* each replicate's own core/TSC ratio */
 } pt[LAT_MAX_POINTS];
 
 static lat_sweep_between_fn between;
@@ -216,6 +224,8 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             if (k) {
                 if (pt[j].got < MEAS_REPLICATES_FULL) {
                     pt[j].off[pt[j].got] = off;
+                    pt[j].ratio[pt[j].got] = r.ratio;
+                    pt[j].ratio_u[pt[j].got] = r.ratio_u;
                     pt[j].rep[pt[j].got++] = lat_result_rep(&r);
                 }
                 continue;
@@ -226,6 +236,8 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             pt[s->n].r = r;
             pt[s->n].rep[0] = lat_result_rep(&r);
             pt[s->n].off[0] = off;
+            pt[s->n].ratio[0] = r.ratio;
+            pt[s->n].ratio_u[0] = r.ratio_u;
             pt[s->n].got = 1;
             s->bytes[s->n] = (uint64_t)n * 64;
             s->ns[s->n] = r.ns;
@@ -243,8 +255,17 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     /* Each point's figure: across its replicates (median of the replicates' medians and its interval). */
     for (size_t j = 0; j < s->n; j++) {
         struct lat_result *r = &pt[j].r;
-        if (!pt[j].whole && pt[j].got > 1)
-            lat_result_combine(pt[j].rep, pt[j].got, r->ratio, r->cycles_method, r);
+        /* in cycles with the median of the replicates' own ratios, each timed right after its replicate: a
+         * replicate's ratio is a moment's, and the figure is a median over replicates a whole pass apart */
+        if (!pt[j].whole && pt[j].got > 1) {
+            double u, ratio = clock_ratio_combine(pt[j].ratio, pt[j].ratio_u, pt[j].got, &u);
+            const char *how = lat_cycles_method_combined(r->cycles_method, pt[j].ratio_u, pt[j].got);
+            if (!(ratio > 0)) {
+                ratio = r->ratio;
+                u = r->ratio_u;
+            }
+            lat_result_combine(pt[j].rep, pt[j].got, ratio, u, how, r);
+        }
         s->ns[j] = r->ns;
         s->cycles[j] = r->cycles;
         s->cv[j] = r->tsc.spread;
