@@ -100,7 +100,7 @@ double clock_chain_ratio_steady(enum timing_serialize ser, double *u)
         r[i] = clock_chain_ratio_now(ser, &ru[i]);
         got += r[i] > 0;
     }
-    double uu, med = 2 * got >= CLOCK_STEADY_DRAWS ? clock_ratio_combine(r, ru, CLOCK_STEADY_DRAWS, &uu) : 0;
+    double uu, med = got ? clock_ratio_combine(r, ru, CLOCK_STEADY_DRAWS, &uu) : 0;
     if (u)
         *u = med > 0 ? uu : __builtin_nan("");
     return med;

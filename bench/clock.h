@@ -66,7 +66,8 @@ double clock_ratio_combine(const double *ratios, const double *u, size_t n, doub
 
 /* The add chain's ratio on the calling CPU now, as a steady reference (a sweep series' start and end, the
  * drift rule): the median of CLOCK_STEADY_DRAWS clock_chain_ratio_now draws by clock_ratio_combine, about
- * 0.5 ms; *u as there. 0 when fewer than half the draws gave a ratio. */
+ * 1.6 ms; *u as there (NaN when it returns 0). 0 when no draw gave a ratio (the CPU was interrupted in every
+ * window pair of each: the chains' long runs would have lost cycles too). */
 #define CLOCK_STEADY_DRAWS 9
 double clock_chain_ratio_steady(enum timing_serialize ser, double *u);
 /* Whether clock_chain_ratio_now may stand in for the benchmark's ratio: that ratio came from the add_rr chain

@@ -28,6 +28,7 @@ struct series {
     enum quality q[LAT_MAX_POINTS]; /* each point's verdict: a plateau's is the worst of its points' */
     double seconds;
     double ratio0, ratio1; /* core/TSC ratio on the benchmark's CPU before and after the series (0: not measured) */
+    const char *how0, *how1; /* how each was measured (ratio_now) */
     int tries;             /* 2 when a clock drift made it measure the series again */
     double build_seconds;  /* of that, building the chains */
     double alloc_seconds;  /* ... and taking its buffer from the platform (faulted in) and giving it back */
@@ -80,15 +81,23 @@ static void emit_series(const struct series *s, uint64_t top)
     plat_rec_end();
 }
 
+static const char *ratio_how; /* how the latest ratio_now was measured, for the console */
+
 /* The benchmark CPU's core/TSC ratio now (0 when it cannot be measured): where the points are converted with the
  * add chain timed after each replicate, the same chain's steady reference (clock_chain_ratio_steady, on this
  * CPU: the chase runs on the calling one), so that the drift rule and the conversion see one clock; else the
  * platform's measurement (a cycle counter, APERF/MPERF, or the chains' long runs). */
 static double ratio_now(uint32_t cpu)
 {
-    double u, r;
-    if (clock_chain_ratio_usable() && (r = clock_chain_ratio_steady(plat_config()->serialize, &u)) > 0)
-        return r;
+    double u;
+    if (clock_chain_ratio_usable()) {
+        /* no falling back to the chains' long runs here: when no short window pair was clean, they lost cycles
+         * too (a 0.5 ms run took an interruption in most of 7 on the shared test box), and a ratio read low
+         * would re-measure a series for nothing */
+        ratio_how = "add_rr_chain windows";
+        return clock_chain_ratio_steady(plat_config()->serialize, &u);
+    }
+    ratio_how = "core_clock";
     struct core_clock c;
     return plat_core_clock(cpu, &c) == 0 ? c.ratio : 0;
 }
@@ -130,6 +139,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     uint64_t t0 = timing_rdtsc();
     s->n = 0;
     s->ratio0 = ratio_now(self.id);
+    s->how0 = ratio_how;
     s->build_seconds = 0;
     s->build_cpus = 0;
     s->loads = 0;
@@ -276,6 +286,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     plat_free(&buf);
     s->alloc_seconds += lat_tsc_to_ns((double)(timing_rdtsc() - f0)) * 1e-9;
     s->ratio1 = ratio_now(self.id);
+    s->how1 = ratio_how;
     s->seconds = lat_tsc_to_ns((double)(timing_rdtsc() - t0)) * 1e-9;
 }
 
@@ -316,8 +327,8 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
     s->tries = 1;
     measure_series(s, idx, n_grid, top, llc, scratch);
     if (s->ok && drifted(s->ratio0, s->ratio1)) {
-        plat_printf("  series %s %lu: core/TSC ratio %.4f at its start, %.4f at its end: measured again\n", s->mode_name,
-                    (unsigned long)s->page_bytes, s->ratio0, s->ratio1);
+        plat_printf("  series %s %lu: core/TSC ratio %.4f at its start (by %s), %.4f at its end (by %s): measured "
+                    "again\n", s->mode_name, (unsigned long)s->page_bytes, s->ratio0, s->how0, s->ratio1, s->how1);
         s->tries = 2;
         measure_series(s, idx, n_grid, top, llc, scratch);
     }
