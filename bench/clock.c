@@ -18,6 +18,7 @@ static struct {
     struct core_clock start;  /* the benchmark CPU's, at clock_run_start */
     double ratio;             /* what clock_core_ratio returns now */
     char method[CLOCK_NAME_MAX];
+    double steady, steady_u;  /* the latest clock_chain_ratio_steady that read (0: none yet) */
 } C;
 
 void clock_reset(void) { memset(&C, 0, sizeof(C)); }
@@ -103,7 +104,18 @@ double clock_chain_ratio_steady(enum timing_serialize ser, double *u)
     double uu, med = got ? clock_ratio_combine(r, ru, CLOCK_STEADY_DRAWS, &uu) : 0;
     if (u)
         *u = med > 0 ? uu : __builtin_nan("");
+    if (med > 0) {
+        C.steady = med;
+        C.steady_u = uu;
+    }
     return med;
+}
+
+double clock_chain_ratio_ref(double *u)
+{
+    if (u)
+        *u = C.steady > 0 ? C.steady_u : __builtin_nan("");
+    return C.steady;
 }
 
 bool clock_chain_ratio_usable(void)
@@ -271,6 +283,14 @@ static void use(const struct core_clock *c)
     fmt_snprintf(C.method, sizeof(C.method), "%s", c->method ? c->method : "none");
 }
 
+/* The add chain's steady reference on the benchmark's CPU (clock_chain_ratio_ref), for a draw next to a
+ * measurement that reads no clean window; one that reads none keeps the previous. */
+static void steady_ref(void)
+{
+    if (clock_chain_ratio_usable())
+        clock_chain_ratio_steady(plat_config()->serialize, NULL);
+}
+
 /* A dependent chain of k adds (about a core cycle each, under a tick apart): regions of evenly spread lengths. */
 static NOINLINE uint64_t step_spin(uint64_t k)
 {
@@ -314,6 +334,7 @@ void clock_run_start(void)
         return;
     C.start = c;
     use(&c);
+    steady_ref();
     check_chains(&c, self.id);
     check_cycle_counter(self.id, &c);
 
@@ -349,4 +370,5 @@ void clock_bench_start(const char *bench)
                 "this benchmark converts ticks with the ratio measured just before it");
     if (ok)
         use(&c);
+    steady_ref();
 }

@@ -70,6 +70,11 @@ double clock_ratio_combine(const double *ratios, const double *u, size_t n, doub
  * window pair of each: the chains' long runs would have lost cycles too). */
 #define CLOCK_STEADY_DRAWS 9
 double clock_chain_ratio_steady(enum timing_serialize ser, double *u);
+/* The latest clock_chain_ratio_steady that gave a ratio (clock_run_start and clock_bench_start take one where
+ * the add chain is usable; the sweep one before and after each series), with its *u; 0 (and *u NaN) when
+ * none did. What converts a measurement whose own draw read no clean window (an interrupted spell): the
+ * benchmark's core_clock ratio would be the chains' long runs, which lose cycles to the same interruptions. */
+double clock_chain_ratio_ref(double *u);
 /* Whether clock_chain_ratio_now may stand in for the benchmark's ratio: that ratio came from the add_rr chain
  * (clock_core_ratio's method), and the machine is not emulated (minimal mode: instructions have no latency). */
 bool clock_chain_ratio_usable(void);

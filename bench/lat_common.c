@@ -51,6 +51,8 @@ const char *lat_cycles_method_combined(const char *method, const double *u, size
         stated += u[i] > 0;
     if (!method || !strncmp(method, "fixed_counter:", 14))
         return method;
+    if (!strcmp(method, LAT_CYCLES_STEADY) && stated <= 1)
+        return method;
     return stated > 1 ? LAT_CYCLES_AFTER_EACH : stated == 1 ? LAT_CYCLES_AFTER : method;
 }
 
@@ -184,9 +186,15 @@ static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const c
      * (its start-up runs lose cycles to interruptions on a shared machine; these short windows, minimum per
      * length, do not: clock_chain_ratio_now). */
     double r;
-    if (clock_chain_ratio_usable() && (r = clock_chain_ratio_now(plat_config()->serialize, u)) > 0) {
-        *method = LAT_CYCLES_AFTER;
-        return r;
+    if (clock_chain_ratio_usable()) {
+        if ((r = clock_chain_ratio_now(plat_config()->serialize, u)) > 0) {
+            *method = LAT_CYCLES_AFTER;
+            return r;
+        }
+        if ((r = clock_chain_ratio_ref(u)) > 0) { /* no clean window now: the benchmark's steady reference */
+            *method = LAT_CYCLES_STEADY;
+            return r;
+        }
     }
     *u = __builtin_nan("");
     return clock_core_ratio(method);

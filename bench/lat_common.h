@@ -34,6 +34,8 @@ struct lat_result {
  * figure combined from replicates each converted so (clock_ratio_combine). */
 #define LAT_CYCLES_AFTER "core_tsc_ratio:add_rr_chain, after the measurement"
 #define LAT_CYCLES_AFTER_EACH "core_tsc_ratio:add_rr_chain, after each replicate (median)"
+/* ... and of a chase whose draw read no clean window: the chain's steady reference (clock_chain_ratio_ref) */
+#define LAT_CYCLES_STEADY "core_tsc_ratio:add_rr_chain, steady reference"
 
 double lat_tsc_to_ns(double tsc);
 /* Fills r from the statistics of TSC ticks per load and a core/TSC ratio. */

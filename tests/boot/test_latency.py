@@ -38,9 +38,11 @@ def assert_units(r, parsed, what):
     clocks = [c["clock"] for c in parsed.by_type("core_clock") if c["cpu"] == 0 and c["status"] == "ok"]
     u = r["core_tsc_ratio_u"]
     if r["cycles_method"] in ("core_tsc_ratio:add_rr_chain, after the measurement",
-                              "core_tsc_ratio:add_rr_chain, after each replicate (median)"):
-        # The add chain timed again right after the chase (each replicate's, their median): only where the
-        # benchmark's ratio is that chain's; its uncertainty stated (at least its reading, 2 clock steps).
+                              "core_tsc_ratio:add_rr_chain, after each replicate (median)",
+                              "core_tsc_ratio:add_rr_chain, steady reference"):
+        # The add chain timed again right after the chase (each replicate's, their median; or its steady
+        # reference when no window read clean): only where the benchmark's ratio is that chain's; its
+        # uncertainty stated (at least its reading, 2 clock steps).
         assert math.isfinite(r["core_tsc_ratio"]) and r["core_tsc_ratio"] > 0, (what, r)
         assert any(c["method"] == "add_rr_chain" for c in clocks), (what, r)
         assert isinstance(u, float) and 0 < u < 1, (what, r)

@@ -95,6 +95,9 @@ static void test_cycles_method_combined(void **state)
     assert_string_equal(lat_cycles_method_combined("core_tsc_ratio:add_rr_chain", u0, 2),
                         "core_tsc_ratio:add_rr_chain");
     assert_string_equal(lat_cycles_method_combined("fixed_counter:x", u3, 3), "fixed_counter:x");
+    /* a chase converted with the steady reference alone says so */
+    assert_string_equal(lat_cycles_method_combined(LAT_CYCLES_STEADY, u1, 3), LAT_CYCLES_STEADY);
+    assert_string_equal(lat_cycles_method_combined(LAT_CYCLES_STEADY, u3, 3), LAT_CYCLES_AFTER_EACH);
 }
 
 /* The chain on this CPU now (the unit tests read the real TSC): a ratio with its reading uncertainty stated, or
@@ -115,6 +118,13 @@ static void test_chain_ratio_live(void **state)
     else
         assert_true(isnan(us));
     printf("# live: add_rr_chain windows %.5f (u %.2g), steady %.5f (u %.2g)\n", r, u, rs, us);
+    /* the steady reference is what a draw without a clean window falls back to; forgotten with the rest */
+    double ur = -1;
+    assert_true(clock_chain_ratio_ref(&ur) == rs);
+    if (rs > 0)
+        assert_true(ur == us);
+    clock_reset();
+    assert_true(clock_chain_ratio_ref(&ur) == 0 && isnan(ur));
 }
 
 static void test_ratio_before_and_after_measuring(void **state)
