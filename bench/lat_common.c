@@ -28,22 +28,6 @@ void lat_result_from(struct lat_result *r, const struct stats *tsc, double ratio
     r->cycles = r->tsc.median * ratio;
 }
 
-double lat_ratio_median(double *x, size_t n)
-{
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) /* keep the positive ones, insertion-sorted */
-        if (x[i] > 0) {
-            double v = x[i];
-            size_t j = m++;
-            for (; j > 0 && x[j - 1] > v; j--)
-                x[j] = x[j - 1];
-            x[j] = v;
-        }
-    if (m == 0)
-        return 0;
-    return m % 2 ? x[m / 2] : 0.5 * (x[m / 2 - 1] + x[m / 2]);
-}
-
 const char *lat_cycles_method_combined(const char *method, const double *u, size_t n)
 {
     size_t stated = 0;

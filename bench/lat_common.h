@@ -201,9 +201,6 @@ struct lat_placed {
  * counter hook's, when the measurer is the benchmark's own CPU). Returns 0, or -1 when a CPU failed (its
  * id in *failed_cpu) or the pass did not return to its start. */
 int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *failed_cpu);
-/* The median of n core/TSC ratios (sorted in place; 0 when n is 0 or none is positive): the ratio of a figure
- * combined from replicates measured apart, each converted with the ratio of its own time. */
-double lat_ratio_median(double *ratios, size_t n);
 /* cycles_method of a figure combined from n replicates by clock_ratio_combine, the first replicate's own method
  * `method`, u[] their ratios' uncertainties: a PMU counter's method stays; else LAT_CYCLES_AFTER_EACH when more
  * than one replicate's chain was read (a stated u), LAT_CYCLES_AFTER when one was, `method` (the benchmark's

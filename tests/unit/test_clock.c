@@ -78,6 +78,9 @@ static void test_ratio_combine(void **state)
     double nu[2] = {__builtin_nan(""), 0};
     assert_true(clock_ratio_combine(none, nu, 2, &u) == 1.35 && u == 0);
     assert_true(clock_ratio_combine(none, NULL, 2, &u) == 1.35);
+    /* unmeasured (0) ratios are ignored; an even count's median is the mean of the middle two */
+    double gaps[5] = {1.42, 1.30, 1.40, 0, 1.41};
+    assert_true(clock_ratio_combine(gaps, NULL, 5, &u) == 0.5 * (1.40 + 1.41));
     /* nothing measured */
     double zero[2] = {0, 0};
     assert_true(clock_ratio_combine(zero, ru, 2, &u) == 0 && isnan(u));
