@@ -46,12 +46,13 @@ double clock_tsc_rel_unc(void);
  * n = CLOCK_NEAR_ITERS x 256 dependent adds and 2n, more pairs one at a time (at most CLOCK_NEAR_PAIRS_MAX)
  * until each length's minimum is confirmed by a second window, then n / (min 2n - min n)
  * (core_windows_ratio: a window only loses time to an interruption, never gains it; the harness cancels).
- * About 50 us a pair at 3.7 GHz. *u: its relative reading uncertainty, 2 clock steps (meas_clock_step) over
+ * About 50 us a pair at 3.7 GHz: a draw ~180 us, one that reads no clean window ~450 us (the bound on what a
+ * contended spell costs; the caller then has the steady reference, clock_chain_ratio_ref). *u: its relative reading uncertainty, 2 clock steps (meas_clock_step) over
  * the difference. 0 when no pair of minima was confirmed (the CPU kept being interrupted) or the chain took
  * no time: the caller then uses the benchmark's ratio. */
 #define CLOCK_NEAR_ITERS 256
 #define CLOCK_NEAR_PAIRS 3
-#define CLOCK_NEAR_PAIRS_MAX CORE_WINDOWS_MAX
+#define CLOCK_NEAR_PAIRS_MAX 8
 double clock_chain_ratio_now(enum timing_serialize ser, double *u);
 /* The ratio of what was measured in n parts apart (a figure's replicates, draws of the chain), each with its own
  * ratio and relative reading uncertainty u[i] (NaN or 0: none stated, a part converted with the benchmark's ratio
