@@ -36,6 +36,8 @@ struct lat_result {
 #define LAT_CYCLES_AFTER_EACH "core_tsc_ratio:add_rr_chain, after each replicate (median)"
 /* ... and of a chase whose draw read no clean window: the chain's steady reference (clock_chain_ratio_ref) */
 #define LAT_CYCLES_STEADY "core_tsc_ratio:add_rr_chain, steady reference"
+/* ... and of a figure derived from a sweep plateau: the median of its points' cycles, each its own conversion */
+#define LAT_CYCLES_PLATEAU "sweep_points:median of the plateau's points' cycles"
 
 double lat_tsc_to_ns(double tsc);
 /* Fills r from the statistics of TSC ticks per load and a core/TSC ratio. */

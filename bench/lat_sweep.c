@@ -577,8 +577,19 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
             json_kv_null(j, "bytes");
         json_kv_uint(j, "cpuid_bytes", cb[i]);
         figure_json(j, name, m[i].inferred_bytes > 0 ? &st : NULL, UNIT_NS, &v); /* the plateau's latency */
+        /* in cycles as its latency_plateau: the plateau's points' own conversions (their replicates' ratios),
+         * else the benchmark's ratio (one measurement before the benchmark, which a busy moment reads low) */
+        double cyc = 0;
+        const char *cyc_method = method;
+        for (size_t k = 0; m[i].inferred_bytes > 0 && k < used; k++)
+            if (levels[k].bytes == m[i].inferred_bytes)
+                cyc = plateau_cycles(s, (uint64_t)levels[k].from, (uint64_t)levels[k].to);
+        if (cyc > 0)
+            cyc_method = LAT_CYCLES_PLATEAU;
+        else
+            cyc = m[i].latency * tsc_per_ns * ratio;
         if (m[i].inferred_bytes > 0) {
-            stats_json_also(j, UNIT_CYCLES, m[i].latency * tsc_per_ns * ratio);
+            stats_json_also(j, UNIT_CYCLES, cyc);
             json_kv_double(j, "ratio", m[i].ratio);
         } else {
             json_kv_null(j, UNIT_CYCLES);
@@ -596,13 +607,12 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
         json_obj_end(j);
         json_kv_bool(j, "reference_series", true);
         json_kv_int(j, "plateaus", nl);
-        json_kv_str(j, "cycles_method", method);
+        json_kv_str(j, "cycles_method", cyc_method);
         plat_rec_end();
         lat_bytes_text(cb[i], b1, sizeof(b1));
         if (m[i].inferred_bytes > 0)
             plat_printf("  L%d  CPUID %-9s inferred %-9s %8.2f ns %7.1f cycles  %s\n", lv[i], b1,
-                        lat_bytes_text((uint64_t)m[i].inferred_bytes, b2, sizeof(b2)), m[i].latency,
-                        m[i].latency * tsc_per_ns * ratio,
+                        lat_bytes_text((uint64_t)m[i].inferred_bytes, b2, sizeof(b2)), m[i].latency, cyc,
                         agrees < 0 ? "(size not judged below 2 points per octave)"
                         : agrees  ? "size agrees"
                                   : "size DISAGREES: suspect");
