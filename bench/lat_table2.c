@@ -768,6 +768,14 @@ static void crosscheck_sweep(void)
     }
 }
 
+double lat_table2_row_cycles(const char *source)
+{
+    for (int i = 0; source && i < LAT_ROW_COUNT; i++)
+        if (!strcmp(lat_rows[i].source, source))
+            return rows[i].ok && rows[i].r.cycles > 0 ? rows[i].r.cycles : 0;
+    return 0;
+}
+
 const char *lat_table2_sweep_plateau(const char *source, double *cycles)
 {
     for (int i = 0; source && i < LAT_ROW_COUNT; i++)
