@@ -6,6 +6,7 @@
 #include "kernel/fmt.h"
 #include "measure/timing.h"
 #include "measure/engine.h"
+#include "measure/stats.h"
 #include "pmu/pmu_bench_api.h"
 
 static volatile uint64_t near_sink; /* keeps the timed chains live */
@@ -17,6 +18,7 @@ static struct {
     struct core_clock start;  /* the benchmark CPU's, at clock_run_start */
     double ratio;             /* what clock_core_ratio returns now */
     char method[CLOCK_NAME_MAX];
+    double steady, steady_u;  /* the latest clock_chain_ratio_steady that read (0: none yet) */
 } C;
 
 void clock_reset(void) { memset(&C, 0, sizeof(C)); }
@@ -32,30 +34,88 @@ double clock_core_ratio(const char **method)
 }
 
 
+/* One pair of windows, n adds then 2n, into w's next slot. */
+static void near_pair(struct core_chain_windows *w, enum timing_serialize ser)
+{
+    uint64_t t0 = timing_read(ser);
+    near_sink += core_clock_add_chain(CLOCK_NEAR_ITERS);
+    uint64_t t1 = timing_read(ser);
+    near_sink += core_clock_add_chain(2 * CLOCK_NEAR_ITERS);
+    uint64_t t2 = timing_read(ser);
+    w->shrt[w->n] = t1 - t0;
+    w->lng[w->n] = t2 - t1;
+    w->n++;
+}
+
 double clock_chain_ratio_now(enum timing_serialize ser, double *u)
 {
-    uint64_t d[CLOCK_NEAR_PAIRS];
+    struct core_chain_windows w = {.insns = (uint64_t)CLOCK_NEAR_ITERS * CORE_CLOCK_ADD_PER_ITER,
+                                   .step = meas_clock_step()};
+    struct core_windows_ratio r;
     near_sink += core_clock_add_chain(CLOCK_NEAR_ITERS); /* untimed: code and clock settled */
-    for (size_t i = 0; i < CLOCK_NEAR_PAIRS; i++) {
-        uint64_t t0 = timing_read(ser);
-        near_sink += core_clock_add_chain(CLOCK_NEAR_ITERS);
-        uint64_t t1 = timing_read(ser);
-        near_sink += core_clock_add_chain(2 * CLOCK_NEAR_ITERS);
-        uint64_t t2 = timing_read(ser);
-        d[i] = t2 - t1 > t1 - t0 ? (t2 - t1) - (t1 - t0) : 0;
+    while (w.n < CLOCK_NEAR_PAIRS)
+        near_pair(&w, ser);
+    core_windows_ratio(&r, &w);
+    while (!r.valid && w.n < CLOCK_NEAR_PAIRS_MAX) { /* interrupted: one more pair until both minima repeat */
+        near_pair(&w, ser);
+        core_windows_ratio(&r, &w);
     }
-    for (size_t i = 1; i < CLOCK_NEAR_PAIRS; i++) /* insertion sort */
-        for (size_t j = i; j > 0 && d[j - 1] > d[j]; j--) {
-            uint64_t t = d[j];
-            d[j] = d[j - 1];
-            d[j - 1] = t;
-        }
-    uint64_t med = d[CLOCK_NEAR_PAIRS / 2];
-    if (!med)
+    if (!r.valid)
         return 0;
-    if (u) /* two differences of reads, each within a clock step */
-        *u = 2.0 * meas_clock_step() / (double)med;
-    return (double)CLOCK_NEAR_ITERS * CORE_CLOCK_ADD_PER_ITER / (double)med;
+    if (u)
+        *u = r.u;
+    return r.ratio;
+}
+
+double clock_ratio_combine(const double *ratios, const double *u, size_t n, double *u_out)
+{
+    double x[MEAS_REPLICATES_FULL * 4];
+    size_t m = 0;
+    double ru = 0;
+    bool any_u = false; /* parts with a stated uncertainty, when there are some, are the only ones used */
+    for (size_t i = 0; u && i < n; i++)
+        any_u |= ratios[i] > 0 && u[i] > 0;
+    for (size_t i = 0; i < n && m < ARRAY_SIZE(x); i++)
+        if (ratios[i] > 0 && (!any_u || u[i] > 0)) {
+            x[m++] = ratios[i];
+            if (u && u[i] > ru) /* NaN compares false: not stated */
+                ru = u[i];
+        }
+    *u_out = __builtin_nan("");
+    if (!m)
+        return 0;
+    stats_sort(x, m);
+    double med = m % 2 ? x[m / 2] : 0.5 * (x[m / 2 - 1] + x[m / 2]);
+    size_t lo, hi;
+    bool exact;
+    stats_median_ci_ranks(m, &lo, &hi, &exact);
+    *u_out = MAX(med - x[lo], x[hi] - med) / med + ru;
+    return med;
+}
+
+double clock_chain_ratio_steady(enum timing_serialize ser, double *u)
+{
+    double r[CLOCK_STEADY_DRAWS], ru[CLOCK_STEADY_DRAWS];
+    size_t got = 0;
+    for (size_t i = 0; i < CLOCK_STEADY_DRAWS; i++) {
+        r[i] = clock_chain_ratio_now(ser, &ru[i]);
+        got += r[i] > 0;
+    }
+    double uu, med = got ? clock_ratio_combine(r, ru, CLOCK_STEADY_DRAWS, &uu) : 0;
+    if (u)
+        *u = med > 0 ? uu : __builtin_nan("");
+    if (med > 0) {
+        C.steady = med;
+        C.steady_u = uu;
+    }
+    return med;
+}
+
+double clock_chain_ratio_ref(double *u)
+{
+    if (u)
+        *u = C.steady > 0 ? C.steady_u : __builtin_nan("");
+    return C.steady;
 }
 
 bool clock_chain_ratio_usable(void)
@@ -223,6 +283,14 @@ static void use(const struct core_clock *c)
     fmt_snprintf(C.method, sizeof(C.method), "%s", c->method ? c->method : "none");
 }
 
+/* The add chain's steady reference on the benchmark's CPU (clock_chain_ratio_ref), for a draw next to a
+ * measurement that reads no clean window; one that reads none keeps the previous. */
+static void steady_ref(void)
+{
+    if (clock_chain_ratio_usable())
+        clock_chain_ratio_steady(plat_config()->serialize, NULL);
+}
+
 /* A dependent chain of k adds (about a core cycle each, under a tick apart): regions of evenly spread lengths. */
 static NOINLINE uint64_t step_spin(uint64_t k)
 {
@@ -266,6 +334,7 @@ void clock_run_start(void)
         return;
     C.start = c;
     use(&c);
+    steady_ref();
     check_chains(&c, self.id);
     check_cycle_counter(self.id, &c);
 
@@ -301,4 +370,5 @@ void clock_bench_start(const char *bench)
                 "this benchmark converts ticks with the ratio measured just before it");
     if (ok)
         use(&c);
+    steady_ref();
 }

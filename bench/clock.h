@@ -4,6 +4,7 @@
 
 #include "kernel/klib.h"
 #include "measure/serialize.h"
+#include "kernel/core_clock.h"
 
 /*
  * One start-up core/TSC ratio, taken on one CPU while the others idle, does not describe another CPU or a
@@ -41,14 +42,40 @@ double clock_core_ratio(const char **method);
 double clock_tsc_rel_unc(void);
 
 /* The add_rr chain's core cycles per tick now, on the calling CPU, for converting what was just measured
- * (docs/measurement.md "Core clock and TSC", "Next to the measurement"): CLOCK_NEAR_PAIRS timings of
- * n = CLOCK_NEAR_ITERS x 256 dependent adds against 2n, the median of the differences (the harness cancels);
- * about 60 us at 3.7 GHz, short enough that an interruption rarely falls into it (the start-up chains, ~0.3 ms
- * a run, lost cycles in several of seven runs on a shared guest). *u: its relative reading uncertainty, two
- * differences of reads (+-2 clock steps, meas_clock_step) over the median. 0 when the chain took no time. */
+ * (docs/measurement.md "Core clock and TSC", "Next to the measurement"): CLOCK_NEAR_PAIRS pairs of windows of
+ * n = CLOCK_NEAR_ITERS x 256 dependent adds and 2n, more pairs one at a time (at most CLOCK_NEAR_PAIRS_MAX)
+ * until each length's minimum is confirmed by a second window, then n / (min 2n - min n)
+ * (core_windows_ratio: a window only loses time to an interruption, never gains it; the harness cancels).
+ * About 50 us a pair at 3.7 GHz: a draw ~180 us, one that reads no clean window ~450 us (the bound on what a
+ * contended spell costs; the caller then has the steady reference, clock_chain_ratio_ref). *u: its relative reading uncertainty, 2 clock steps (meas_clock_step) over
+ * the difference. 0 when no pair of minima was confirmed (the CPU kept being interrupted) or the chain took
+ * no time: the caller then uses the benchmark's ratio. */
 #define CLOCK_NEAR_ITERS 256
 #define CLOCK_NEAR_PAIRS 3
+#define CLOCK_NEAR_PAIRS_MAX 8
 double clock_chain_ratio_now(enum timing_serialize ser, double *u);
+/* The ratio of what was measured in n parts apart (a figure's replicates, draws of the chain), each with its own
+ * ratio and relative reading uncertainty u[i] (NaN or 0: none stated, a part converted with the benchmark's ratio
+ * because the chain could not be read then; u may be NULL): the median of those with a stated uncertainty (of
+ * all when none has one), and in
+ * *u_out how well it is known, covering a disagreement between the parts: the larger side of the
+ * distribution-free 95 % interval of the median of the ratios (stats_median_ci_ranks; under 6 parts their
+ * whole range) over the median, plus the largest reading uncertainty. A clock that moved between the parts
+ * widens it; one part taken in a slow moment (an interrupted or shared core) does not, beyond its rank.
+ * Returns 0 (and *u_out NaN) when no ratio is positive; at most 4 x MEAS_REPLICATES_FULL parts are read. */
+double clock_ratio_combine(const double *ratios, const double *u, size_t n, double *u_out);
+
+/* The add chain's ratio on the calling CPU now, as a steady reference (a sweep series' start and end, the
+ * drift rule): the median of CLOCK_STEADY_DRAWS clock_chain_ratio_now draws by clock_ratio_combine, about
+ * 1.6 ms; *u as there (NaN when it returns 0). 0 when no draw gave a ratio (the CPU was interrupted in every
+ * window pair of each: the chains' long runs would have lost cycles too). */
+#define CLOCK_STEADY_DRAWS 9
+double clock_chain_ratio_steady(enum timing_serialize ser, double *u);
+/* The latest clock_chain_ratio_steady that gave a ratio (clock_run_start and clock_bench_start take one where
+ * the add chain is usable; the sweep one before and after each series), with its *u; 0 (and *u NaN) when
+ * none did. What converts a measurement whose own draw read no clean window (an interrupted spell): the
+ * benchmark's core_clock ratio would be the chains' long runs, which lose cycles to the same interruptions. */
+double clock_chain_ratio_ref(double *u);
 /* Whether clock_chain_ratio_now may stand in for the benchmark's ratio: that ratio came from the add_rr chain
  * (clock_core_ratio's method), and the machine is not emulated (minimal mode: instructions have no latency). */
 bool clock_chain_ratio_usable(void);

@@ -22,25 +22,22 @@ void lat_result_from(struct lat_result *r, const struct stats *tsc, double ratio
     r->tsc = *tsc;
     r->samples = r->tsc.n;
     r->ratio = ratio;
+    r->ratio_u = __builtin_nan("");
     r->cycles_method = cycles_method;
     r->ns = lat_tsc_to_ns(r->tsc.median);
     r->cycles = r->tsc.median * ratio;
 }
 
-double lat_ratio_median(double *x, size_t n)
+const char *lat_cycles_method_combined(const char *method, const double *u, size_t n)
 {
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) /* keep the positive ones, insertion-sorted */
-        if (x[i] > 0) {
-            double v = x[i];
-            size_t j = m++;
-            for (; j > 0 && x[j - 1] > v; j--)
-                x[j] = x[j - 1];
-            x[j] = v;
-        }
-    if (m == 0)
-        return 0;
-    return m % 2 ? x[m / 2] : 0.5 * (x[m / 2 - 1] + x[m / 2]);
+    size_t stated = 0;
+    for (size_t i = 0; i < n; i++)
+        stated += u[i] > 0;
+    if (!method || !strncmp(method, "fixed_counter:", 14))
+        return method;
+    if (!strcmp(method, LAT_CYCLES_STEADY) && stated <= 1)
+        return method;
+    return stated > 1 ? LAT_CYCLES_AFTER_EACH : stated == 1 ? LAT_CYCLES_AFTER : method;
 }
 
 struct meas_result lat_result_rep(const struct lat_result *r)
@@ -49,12 +46,13 @@ struct meas_result lat_result_rep(const struct lat_result *r)
                                 .iters_total = r->loads};
 }
 
-void lat_result_combine(const struct meas_result *reps, size_t n, double ratio, const char *cycles_method,
-                        struct lat_result *r)
+void lat_result_combine(const struct meas_result *reps, size_t n, double ratio, double ratio_u,
+                        const char *cycles_method, struct lat_result *r)
 {
     struct meas_result all;
     meas_combine(reps, n, meas_ci_target(plat_config()->quick), &all);
     lat_result_from(r, &all.st, ratio, cycles_method);
+    r->ratio_u = ratio_u;
     r->converged = all.converged;
     r->budget_hit = all.budget_hit;
     r->loads = all.iters_total;
@@ -123,6 +121,7 @@ void lat_result_json(struct json *j, const char *name, const struct lat_result *
     stats_json_also(j, UNIT_CYCLES, r->cycles);
     json_kv_str(j, "cycles_method", r->cycles_method);
     json_kv_double(j, "core_tsc_ratio", r->ratio);
+    json_kv_double(j, "core_tsc_ratio_u", r->ratio_u); /* NaN: null */
 }
 
 uint64_t lat_budget_ticks(void)
@@ -155,23 +154,33 @@ static bool counter_read(bool use, uint64_t *cyc, uint64_t *tsc)
     return true;
 }
 
-/* Ratio from the counter deltas, or the platform's. */
-static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const char **method)
+/* Ratio from the counter deltas, or the platform's; *u its relative uncertainty (NaN: not stated). */
+static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const char **method, double *u)
 {
     static char name[48];
     uint64_t c1, t1;
     if (ok0 && counter_read(use, &c1, &t1) && c1 > c0 && t1 > t0) {
         fmt_snprintf(name, sizeof(name), "fixed_counter:%s", pmu_core_cycles_method());
         *method = name;
+        /* both deltas of the whole measurement (milliseconds): one count and one clock step of reading */
+        *u = (1.0 + meas_clock_step()) / (double)(t1 - t0);
         return (double)(c1 - c0) / (double)(t1 - t0);
     }
     /* No counter: the add chain timed right after the measurement where the benchmark's ratio is that chain's
-     * (its start-up runs lose cycles to interruptions on a shared machine; this one rarely does). */
-    double u, r;
-    if (clock_chain_ratio_usable() && (r = clock_chain_ratio_now(plat_config()->serialize, &u)) > 0) {
-        *method = "core_tsc_ratio:add_rr_chain, after the measurement";
-        return r;
+     * (its start-up runs lose cycles to interruptions on a shared machine; these short windows, minimum per
+     * length, do not: clock_chain_ratio_now). */
+    double r;
+    if (clock_chain_ratio_usable()) {
+        if ((r = clock_chain_ratio_now(plat_config()->serialize, u)) > 0) {
+            *method = LAT_CYCLES_AFTER;
+            return r;
+        }
+        if ((r = clock_chain_ratio_ref(u)) > 0) { /* no clean window now: the benchmark's steady reference */
+            *method = LAT_CYCLES_STEADY;
+            return r;
+        }
     }
+    *u = __builtin_nan("");
     return clock_core_ratio(method);
 }
 
@@ -233,12 +242,14 @@ int lat_chase_warm(void *start, size_t n, bool own_cpu, const struct lat_reps *r
     bool ok0 = counter_read(counter, &c0, &t0);
     int rc = chase_measure(start, n, &o, samples, LAT_MAX_SAMPLES, &cr);
     const char *method;
-    double ratio = window_ratio(counter, ok0, c0, t0, &method);
+    double u;
+    double ratio = window_ratio(counter, ok0, c0, t0, &method, &u);
     if (rc != CHASE_OK) {
         *r = (struct lat_result){0};
         return rc;
     }
     lat_result_from(r, &cr.tsc_per_load, ratio, method);
+    r->ratio_u = u;
     r->converged = cr.converged;
     r->budget_hit = cr.budget_hit;
     r->loads = cr.loads_total;
@@ -614,8 +625,10 @@ int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *f
         return -1;
     }
     const char *method;
-    double ratio = window_ratio(counter, ok0, c0, t0, &method);
+    double u;
+    double ratio = window_ratio(counter, ok0, c0, t0, &method, &u);
     lat_result_from(r, &m.st, ratio, method);
+    r->ratio_u = u;
     r->converged = m.converged;
     r->budget_hit = m.budget_hit;
     r->loads = m.iters_total * p->lines->n;

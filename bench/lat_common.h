@@ -21,6 +21,8 @@ struct lat_result {
     struct stats tsc;          /* TSC ticks per load over the samples */
     double ns, cycles;         /* medians */
     double ratio;              /* core cycles per TSC tick used for `cycles` */
+    double ratio_u;            /* its relative uncertainty: cycles lies within cycles x (1 +- ratio_u); NaN: not
+                                * stated (the benchmark's ratio, whose runs' spread is in its core_clock record) */
     const char *cycles_method; /* "fixed_counter:..." | "core_tsc_ratio:<platform method>" */
     size_t samples;
     bool converged, budget_hit;
@@ -28,14 +30,23 @@ struct lat_result {
     uint64_t loads;            /* every load the measurement did */
 };
 
+/* cycles_method of a chase converted with the add chain timed right after it (clock_chain_ratio_now), and of a
+ * figure combined from replicates each converted so (clock_ratio_combine). */
+#define LAT_CYCLES_AFTER "core_tsc_ratio:add_rr_chain, after the measurement"
+#define LAT_CYCLES_AFTER_EACH "core_tsc_ratio:add_rr_chain, after each replicate (median)"
+/* ... and of a chase whose draw read no clean window: the chain's steady reference (clock_chain_ratio_ref) */
+#define LAT_CYCLES_STEADY "core_tsc_ratio:add_rr_chain, steady reference"
+/* ... and of a figure derived from a sweep plateau: the median of its points' cycles, each its own conversion */
+#define LAT_CYCLES_PLATEAU "sweep_points:median of the plateau's points' cycles"
+
 double lat_tsc_to_ns(double tsc);
 /* Fills r from the statistics of TSC ticks per load and a core/TSC ratio. */
 void lat_result_from(struct lat_result *r, const struct stats *tsc, double ratio, const char *cycles_method);
 /* Combines n replicates of one figure measured apart (the sweep's passes; lat_result_rep keeps what is needed
  * of each) into r by meas_combine (median and CI across them, converged when that CI reached the profile's
  * target) and judges it. */
-void lat_result_combine(const struct meas_result *reps, size_t n, double ratio, const char *cycles_method,
-                        struct lat_result *r);
+void lat_result_combine(const struct meas_result *reps, size_t n, double ratio, double ratio_u,
+                        const char *cycles_method, struct lat_result *r);
 /* What lat_result_combine needs of one replicate. */
 struct meas_result lat_result_rep(const struct lat_result *r);
 /* Sets r->v from the CI against the profile's target, r->converged and the profile's minimum n (ok or
@@ -45,7 +56,8 @@ struct meas_result lat_result_rep(const struct lat_result *r);
 void lat_result_judge(struct lat_result *r);
 /* The keys every latency record shares: the figure `name` in ns through figure_json (measure/verdict.h:
  * figure, unit, median, p10, p90, min, max, n, spread, ci_lo, ci_hi, converged, quality, quality_reason),
- * the median also as "tsc" and "cycles", then "cycles_method" and "core_tsc_ratio". */
+ * the median also as "tsc" and "cycles", then "cycles_method", "core_tsc_ratio" and "core_tsc_ratio_u" (null when
+ * not stated). */
 void lat_result_json(struct json *j, const char *name, const struct lat_result *r);
 /* The same keys for a figure that could not be measured: null statistics, quality unavailable with why. */
 void lat_unavailable_json(struct json *j, const char *name, const char *why);
@@ -191,9 +203,11 @@ struct lat_placed {
  * counter hook's, when the measurer is the benchmark's own CPU). Returns 0, or -1 when a CPU failed (its
  * id in *failed_cpu) or the pass did not return to its start. */
 int lat_placed_run(const struct lat_placed *p, struct lat_result *r, uint32_t *failed_cpu);
-/* The median of n core/TSC ratios (sorted in place; 0 when n is 0 or none is positive): the ratio of a figure
- * combined from replicates measured apart, each converted with the ratio of its own time. */
-double lat_ratio_median(double *ratios, size_t n);
+/* cycles_method of a figure combined from n replicates by clock_ratio_combine, the first replicate's own method
+ * `method`, u[] their ratios' uncertainties: a PMU counter's method stays; else LAT_CYCLES_AFTER_EACH when more
+ * than one replicate's chain was read (a stated u), LAT_CYCLES_AFTER when one was, `method` (the benchmark's
+ * ratio) when none. */
+const char *lat_cycles_method_combined(const char *method, const double *u, size_t n);
 /* One round (steps + pass) without statistics, for replays (PEBS hook). 0 or -1. */
 int lat_placed_round(const struct lat_placed *p, struct lat_pass *pass);
 /* Rounds per placed measurement (per replicate) for the profile: at most quick 15 (+1 warm), full 101 (+2

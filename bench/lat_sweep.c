@@ -7,6 +7,7 @@
 #include "measure/knee.h"
 #include "measure/engine.h"
 #include "bench/lat_common.h"
+#include "bench/clock.h"
 #include "measure/rand.h"
 #include "measure/timing.h"
 
@@ -27,6 +28,7 @@ struct series {
     enum quality q[LAT_MAX_POINTS]; /* each point's verdict: a plateau's is the worst of its points' */
     double seconds;
     double ratio0, ratio1; /* core/TSC ratio on the benchmark's CPU before and after the series (0: not measured) */
+    const char *how0, *how1; /* how each was measured (ratio_now) */
     int tries;             /* 2 when a clock drift made it measure the series again */
     double build_seconds;  /* of that, building the chains */
     double alloc_seconds;  /* ... and taking its buffer from the platform (faulted in) and giving it back */
@@ -79,9 +81,23 @@ static void emit_series(const struct series *s, uint64_t top)
     plat_rec_end();
 }
 
-/* The benchmark CPU's core/TSC ratio now (0 when it cannot be measured). */
+static const char *ratio_how; /* how the latest ratio_now was measured, for the console */
+
+/* The benchmark CPU's core/TSC ratio now (0 when it cannot be measured): where the points are converted with the
+ * add chain timed after each replicate, the same chain's steady reference (clock_chain_ratio_steady, on this
+ * CPU: the chase runs on the calling one), so that the drift rule and the conversion see one clock; else the
+ * platform's measurement (a cycle counter, APERF/MPERF, or the chains' long runs). */
 static double ratio_now(uint32_t cpu)
 {
+    double u;
+    if (clock_chain_ratio_usable()) {
+        /* no falling back to the chains' long runs here: when no short window pair was clean, they lost cycles
+         * too (a 0.5 ms run took an interruption in most of 7 on the shared test box), and a ratio read low
+         * would re-measure a series for nothing */
+        ratio_how = "add_rr_chain windows";
+        return clock_chain_ratio_steady(plat_config()->serialize, &u);
+    }
+    ratio_how = "core_clock";
     struct core_clock c;
     return plat_core_clock(cpu, &c) == 0 ? c.ratio : 0;
 }
@@ -103,6 +119,7 @@ static struct {
     size_t got;           /* replicates in rep[] */
     struct meas_result rep[MEAS_REPLICATES_FULL];
     uint64_t off[MEAS_REPLICATES_FULL]; /* where each replicate's chain sat: bytes from the buffer's start */
+    double ratio[MEAS_REPLICATES_FULL], ratio_u[MEAS_REPLICATES_FULL]; /* each replicate's own core/TSC ratio */
 } pt[LAT_MAX_POINTS];
 
 static lat_sweep_between_fn between;
@@ -122,6 +139,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     uint64_t t0 = timing_rdtsc();
     s->n = 0;
     s->ratio0 = ratio_now(self.id);
+    s->how0 = ratio_how;
     s->build_seconds = 0;
     s->build_cpus = 0;
     s->loads = 0;
@@ -216,6 +234,8 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             if (k) {
                 if (pt[j].got < MEAS_REPLICATES_FULL) {
                     pt[j].off[pt[j].got] = off;
+                    pt[j].ratio[pt[j].got] = r.ratio;
+                    pt[j].ratio_u[pt[j].got] = r.ratio_u;
                     pt[j].rep[pt[j].got++] = lat_result_rep(&r);
                 }
                 continue;
@@ -226,6 +246,8 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             pt[s->n].r = r;
             pt[s->n].rep[0] = lat_result_rep(&r);
             pt[s->n].off[0] = off;
+            pt[s->n].ratio[0] = r.ratio;
+            pt[s->n].ratio_u[0] = r.ratio_u;
             pt[s->n].got = 1;
             s->bytes[s->n] = (uint64_t)n * 64;
             s->ns[s->n] = r.ns;
@@ -243,8 +265,17 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     /* Each point's figure: across its replicates (median of the replicates' medians and its interval). */
     for (size_t j = 0; j < s->n; j++) {
         struct lat_result *r = &pt[j].r;
-        if (!pt[j].whole && pt[j].got > 1)
-            lat_result_combine(pt[j].rep, pt[j].got, r->ratio, r->cycles_method, r);
+        /* in cycles with the median of the replicates' own ratios, each timed right after its replicate: a
+         * replicate's ratio is a moment's, and the figure is a median over replicates a whole pass apart */
+        if (!pt[j].whole && pt[j].got > 1) {
+            double u, ratio = clock_ratio_combine(pt[j].ratio, pt[j].ratio_u, pt[j].got, &u);
+            const char *how = lat_cycles_method_combined(r->cycles_method, pt[j].ratio_u, pt[j].got);
+            if (!(ratio > 0)) {
+                ratio = r->ratio;
+                u = r->ratio_u;
+            }
+            lat_result_combine(pt[j].rep, pt[j].got, ratio, u, how, r);
+        }
         s->ns[j] = r->ns;
         s->cycles[j] = r->cycles;
         s->cv[j] = r->tsc.spread;
@@ -255,6 +286,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
     plat_free(&buf);
     s->alloc_seconds += lat_tsc_to_ns((double)(timing_rdtsc() - f0)) * 1e-9;
     s->ratio1 = ratio_now(self.id);
+    s->how1 = ratio_how;
     s->seconds = lat_tsc_to_ns((double)(timing_rdtsc() - t0)) * 1e-9;
 }
 
@@ -295,8 +327,8 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
     s->tries = 1;
     measure_series(s, idx, n_grid, top, llc, scratch);
     if (s->ok && drifted(s->ratio0, s->ratio1)) {
-        plat_printf("  series %s %lu: core/TSC ratio %.4f at its start, %.4f at its end: measured again\n", s->mode_name,
-                    (unsigned long)s->page_bytes, s->ratio0, s->ratio1);
+        plat_printf("  series %s %lu: core/TSC ratio %.4f at its start (by %s), %.4f at its end (by %s): measured "
+                    "again\n", s->mode_name, (unsigned long)s->page_bytes, s->ratio0, s->how0, s->ratio1, s->how1);
         s->tries = 2;
         measure_series(s, idx, n_grid, top, llc, scratch);
     }
@@ -545,8 +577,19 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
             json_kv_null(j, "bytes");
         json_kv_uint(j, "cpuid_bytes", cb[i]);
         figure_json(j, name, m[i].inferred_bytes > 0 ? &st : NULL, UNIT_NS, &v); /* the plateau's latency */
+        /* in cycles as its latency_plateau: the plateau's points' own conversions (their replicates' ratios),
+         * else the benchmark's ratio (one measurement before the benchmark, which a busy moment reads low) */
+        double cyc = 0;
+        const char *cyc_method = method;
+        for (size_t k = 0; m[i].inferred_bytes > 0 && k < used; k++)
+            if (levels[k].bytes == m[i].inferred_bytes)
+                cyc = plateau_cycles(s, (uint64_t)levels[k].from, (uint64_t)levels[k].to);
+        if (cyc > 0)
+            cyc_method = LAT_CYCLES_PLATEAU;
+        else
+            cyc = m[i].latency * tsc_per_ns * ratio;
         if (m[i].inferred_bytes > 0) {
-            stats_json_also(j, UNIT_CYCLES, m[i].latency * tsc_per_ns * ratio);
+            stats_json_also(j, UNIT_CYCLES, cyc);
             json_kv_double(j, "ratio", m[i].ratio);
         } else {
             json_kv_null(j, UNIT_CYCLES);
@@ -564,13 +607,12 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
         json_obj_end(j);
         json_kv_bool(j, "reference_series", true);
         json_kv_int(j, "plateaus", nl);
-        json_kv_str(j, "cycles_method", method);
+        json_kv_str(j, "cycles_method", cyc_method);
         plat_rec_end();
         lat_bytes_text(cb[i], b1, sizeof(b1));
         if (m[i].inferred_bytes > 0)
             plat_printf("  L%d  CPUID %-9s inferred %-9s %8.2f ns %7.1f cycles  %s\n", lv[i], b1,
-                        lat_bytes_text((uint64_t)m[i].inferred_bytes, b2, sizeof(b2)), m[i].latency,
-                        m[i].latency * tsc_per_ns * ratio,
+                        lat_bytes_text((uint64_t)m[i].inferred_bytes, b2, sizeof(b2)), m[i].latency, cyc,
                         agrees < 0 ? "(size not judged below 2 points per octave)"
                         : agrees  ? "size agrees"
                                   : "size DISAGREES: suspect");

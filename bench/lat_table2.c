@@ -49,6 +49,7 @@ struct rep_set {
     size_t got;
     struct meas_result rep[MEAS_REPLICATES_FULL];
     double ratio[MEAS_REPLICATES_FULL]; /* core/TSC ratio of each replicate's own time */
+    double ratio_u[MEAS_REPLICATES_FULL]; /* its relative uncertainty (NaN: not stated) */
     uint64_t at[MEAS_REPLICATES_FULL];  /* ticks from lat_table2_begin to the replicate's start */
     uint64_t start[MEAS_REPLICATES_FULL]; /* where its chain started: bytes from its buffer's start */
     struct lat_result last;             /* the latest replicate (R = 1: the figure itself) */
@@ -63,6 +64,7 @@ static void rep_add(struct rep_set *rs, const struct lat_result *r, uint64_t at,
         return;
     rs->rep[rs->got] = lat_result_rep(r);
     rs->ratio[rs->got] = r->ratio;
+    rs->ratio_u[rs->got] = r->ratio_u;
     rs->at[rs->got] = at;
     rs->start[rs->got] = start;
     rs->got++;
@@ -72,17 +74,20 @@ static void rep_add(struct rep_set *rs, const struct lat_result *r, uint64_t at,
 
 /* The row's figure across its replicates (lat_result_combine), in cycles with the median of the replicates'
  * own ratios: each ratio is the one of that replicate's moment (the PMU's counter around it, or the ratio the
- * platform gives then), not one taken elsewhere. */
+ * platform gives then), not one taken elsewhere; their disagreement is in the ratio's uncertainty
+ * (clock_ratio_combine). */
 static void rep_combine(const struct rep_set *rs, struct lat_result *r)
 {
     if (rs->got <= 1) {
         *r = rs->last;
         return;
     }
-    double ratios[MEAS_REPLICATES_FULL];
-    memcpy(ratios, rs->ratio, rs->got * sizeof(double));
-    double ratio = lat_ratio_median(ratios, rs->got);
-    lat_result_combine(rs->rep, rs->got, ratio > 0 ? ratio : rs->last.ratio, rs->method, r);
+    double u, ratio = clock_ratio_combine(rs->ratio, rs->ratio_u, rs->got, &u);
+    if (!(ratio > 0)) {
+        ratio = rs->last.ratio;
+        u = rs->last.ratio_u;
+    }
+    lat_result_combine(rs->rep, rs->got, ratio, u, lat_cycles_method_combined(rs->method, rs->ratio_u, rs->got), r);
 }
 
 /* "replicate_ms" (each replicate's start, ms after the Table 2 rows began), "replicate_ns" (its median) and
@@ -708,7 +713,9 @@ static void print_table(const struct env *e)
             double half = MAX(t->ci_hi - t->median, t->median - t->ci_lo);
             double k_ns = o->r.ns / (t->median > 0 ? t->median : 1), k_cy = o->r.ratio;
             char cy[32], ns[32];
-            fmt_snprintf(cy, sizeof(cy), "%.1f +-%.1f", o->r.cycles, half * k_cy);
+            /* in cycles the ratio's own uncertainty widens it (interval arithmetic, as stats_scale_unc) */
+            double half_cy = half * k_cy + (o->r.ratio_u > 0 ? (t->median + half) * k_cy * o->r.ratio_u : 0);
+            fmt_snprintf(cy, sizeof(cy), "%.1f +-%.1f", o->r.cycles, half_cy);
             fmt_snprintf(ns, sizeof(ns), "%.2f +-%.2f", o->r.ns, half * k_ns);
             /* the verdict after the cross-checks above (a later benchmark's may still change it: the summary) */
             char fig[LEDGER_NAME_MAX], q[16];
@@ -759,6 +766,14 @@ static void crosscheck_sweep(void)
         } else
             lat_sweep_crosscheck(pairs[i].quantity, a, o->footprint);
     }
+}
+
+double lat_table2_row_cycles(const char *source)
+{
+    for (int i = 0; source && i < LAT_ROW_COUNT; i++)
+        if (!strcmp(lat_rows[i].source, source))
+            return rows[i].ok && rows[i].r.cycles > 0 ? rows[i].r.cycles : 0;
+    return 0;
 }
 
 const char *lat_table2_sweep_plateau(const char *source, double *cycles)

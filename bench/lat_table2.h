@@ -32,5 +32,8 @@ bool lat_table2_helper(uint32_t *self, uint32_t *helper);
  * the row's footprint) and its cycles; NULL when the row was not measured or no such plateau exists. A third
  * measurement for a later check of the same latency (penalty l1_hit against the L1 row). */
 const char *lat_table2_sweep_plateau(const char *source, double *cycles);
+/* The last run's row `source` in core cycles as its data_source record states it (converted with its replicates'
+ * own ratios); 0 when the row was not measured. */
+double lat_table2_row_cycles(const char *source);
 
 #endif

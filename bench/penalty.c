@@ -834,8 +834,9 @@ static void measure_divider(void)
 }
 
 /* l1_hit against the Table 2 L1 row in core cycles: two dependent-load chains that hit the L1D (a self-pointing
- * word here, a random cycle over half the L1D there) take the same cycles per load. The row's ns become cycles
- * with the ratio this benchmark converts with; not judged when the latency benchmark did not run first. The
+ * word here, a random cycle over half the L1D there) take the same cycles per load. Each side in the cycles of
+ * its own time: the row's as its record states them (its replicates' own ratios), else its ns with the ratio
+ * this benchmark converts with; not judged when the latency benchmark did not run first. The
  * sweep's plateau at the row's footprint, in its own cycles, is the third measurement that decides which side
  * a disagreement blames. */
 static void crosscheck_l1(const struct pm_result *l1)
@@ -849,10 +850,13 @@ static void crosscheck_l1(const struct pm_result *l1)
     }
     const struct ledger_entry *row = ledger_find("data_source/L1");
     const char *method;
-    double ratio = clock_core_ratio(&method);
+    double ratio = clock_core_ratio(&method), row_cycles = lat_table2_row_cycles("L1");
     struct crosscheck xc = {.quantity = "L1D hit latency in cycles (penalty l1_hit vs Table 2 L1 row)",
                             .a = "penalty/l1_hit", .b = "data_source/L1",
-                            .why = "the row's ns converted to core cycles with this benchmark's core/TSC ratio",
+                            .why = row_cycles > 0 ? "each side in core cycles converted with the core/TSC ratio of "
+                                                    "its own time (the row's replicates', l1_hit's replicates')"
+                                                  : "the row's ns converted to core cycles with this benchmark's "
+                                                    "core/TSC ratio",
                             .a_value = l1->cycles / SELF_LOADS, .b_value = __builtin_nan(""), .unit = UNIT_CYCLES,
                             .tolerance = XC_TOL_LATENCY, .third = pl ? third : NULL};
     if (!l1->tsc.n)
@@ -862,7 +866,7 @@ static void crosscheck_l1(const struct pm_result *l1)
     else if (row->q == QUALITY_UNAVAILABLE || !(row->median > 0))
         xc.not_judged = "data_source/L1 has no value";
     else
-        xc.b_value = row->median * (double)plat_tsc_hz() * 1e-9 * ratio;
+        xc.b_value = row_cycles > 0 ? row_cycles : row->median * (double)plat_tsc_hz() * 1e-9 * ratio;
     crosscheck_emit(&xc);
 }
 

@@ -62,8 +62,9 @@ void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *o
 
 /* The core/TSC ratio of each replicate, measured next to it (docs/measurement.md "Core clock and TSC", "Next to
  * the measurement"): where the benchmark's ratio comes from the add_rr chain and no PMU counts cycles (and not in
- * minimal mode), every replicate is followed by clock_chain_ratio_now; the replicate's ticks are converted with
- * it (its reading as the factor's uncertainty, stats_scale_unc) before the replicates are combined, so that the
+ * minimal mode), every replicate is followed by clock_chain_ratio_now (where that draw reads no clean window, the
+ * chain's steady reference, clock_chain_ratio_ref); the replicate's ticks are converted with it (its
+ * uncertainty as the factor's, stats_scale_unc) before the replicates are combined, so that the
  * figure's interval holds how the clock, and its measurement, moved during the run. */
 #define PM_RATIO_PER_REPLICATE "core_tsc_ratio:add_rr_chain, per replicate"
 

@@ -123,6 +123,37 @@ void core_chain_ratio_compute(struct core_chain_ratio *r, const struct core_chai
     r->valid = true;
 }
 
+/* The smallest of n ticks, and how many lie within `step` of it. */
+static uint64_t window_min(const uint64_t *t, uint32_t n, double step, uint32_t *near)
+{
+    uint64_t m = t[0];
+    for (uint32_t i = 1; i < n; i++)
+        m = t[i] < m ? t[i] : m;
+    *near = 0;
+    for (uint32_t i = 0; i < n; i++)
+        *near += (double)(t[i] - m) <= step;
+    return m;
+}
+
+void core_windows_ratio(struct core_windows_ratio *r, const struct core_chain_windows *w)
+{
+    memset(r, 0, sizeof(*r));
+    uint32_t n = w->n > CORE_WINDOWS_MAX ? CORE_WINDOWS_MAX : w->n;
+    if (n == 0 || !w->insns)
+        return;
+    double step = w->step >= 1 ? w->step : 1;
+    uint32_t cs, cl;
+    uint64_t ms = window_min(w->shrt, n, step, &cs), ml = window_min(w->lng, n, step, &cl);
+    r->confirmed = cs < cl ? cs : cl;
+    r->disturbed = (n - cs) + (n - cl);
+    if (ml <= ms)
+        return;
+    double d = (double)(ml - ms);
+    r->ratio = (double)w->insns / d;
+    r->u = 2 * step / d;
+    r->valid = r->confirmed >= CORE_WINDOWS_CONFIRM;
+}
+
 static void note_append(struct core_clock *c, const char *text)
 {
     size_t len = strlen(c->note);

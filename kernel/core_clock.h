@@ -82,6 +82,41 @@ void core_chain_ratio_compute(struct core_chain_ratio *r, const struct core_chai
 void core_clock_decide(struct core_clock *c, const struct core_chain_runs runs[CORE_CHAIN_COUNT],
                        const double *aperf, uint32_t n_aperf, bool tcg);
 
+/* Short windows of the add chain timed back to back, `insns` adds then 2 x insns, as bench/clock.c times them
+ * next to a measurement (clock_chain_ratio_now): the input of core_windows_ratio (host tests script it). */
+#define CORE_WINDOWS_MAX 16
+struct core_chain_windows {
+    uint32_t n;                        /* pairs, at most CORE_WINDOWS_MAX */
+    uint64_t insns;                    /* adds in a short window; a long window has 2 x insns */
+    double step;                       /* the TSC's reading step in ticks (meas_clock_step; 1 when exact) */
+    uint64_t shrt[CORE_WINDOWS_MAX];   /* ticks of each short window */
+    uint64_t lng[CORE_WINDOWS_MAX];    /* ticks of each long window */
+};
+
+/* What the windows say (core_windows_ratio). */
+struct core_windows_ratio {
+    bool valid;          /* both minima confirmed (CORE_WINDOWS_CONFIRM windows each) and long > short */
+    double ratio;        /* insns / (min long - min short): core cycles per tick */
+    double u;            /* its relative reading uncertainty: 2 steps / (min long - min short) */
+    uint32_t confirmed;  /* the fewer, over the two lengths, of windows within one step of their length's minimum */
+    uint32_t disturbed;  /* windows more than one step above their length's minimum: time lost to something */
+};
+#define CORE_WINDOWS_CONFIRM 2
+
+/*
+ * The core/TSC ratio from short add-chain windows, robust to what a shared machine does to them: a window can
+ * only lose time (an interrupt, a descheduled vCPU, a host's neighbour on the core), never gain it (no core
+ * runs the register add chain faster than a cycle per add), so each length's MINIMUM is its clean time, and
+ * the difference of the two minima cancels the harness (the median of the pairs' differences, the old rule,
+ * takes an interruption whenever two of three pairs have one in the same length, and a lone interruption in a
+ * short window reads the ratio high). A minimum counts when CORE_WINDOWS_CONFIRM windows of its length lie
+ * within one reading step of it: two equal interruptions are not a coincidence to expect, so a confirmed
+ * minimum is an uninterrupted window. Each minimum is within a step of its true length, so the difference is
+ * within 2 steps: u. Not valid with fewer pairs than CORE_WINDOWS_CONFIRM, an unconfirmed minimum, or a
+ * long minimum not above the short one (the clock did not run): the caller draws more pairs or gives up.
+ */
+void core_windows_ratio(struct core_windows_ratio *r, const struct core_chain_windows *w);
+
 /* ---- measuring ------------------------------------------------------------------------------------------ */
 
 /*

@@ -36,14 +36,22 @@ def assert_units(r, parsed, what):
     assert r["median"] == pytest.approx(r["tsc"] * 1e9 / parsed.run["tsc_hz"], rel=1e-6), what
     assert r["cycles"] == pytest.approx(r["tsc"] * r["core_tsc_ratio"], rel=1e-6), what
     clocks = [c["clock"] for c in parsed.by_type("core_clock") if c["cpu"] == 0 and c["status"] == "ok"]
-    if r["cycles_method"] == "core_tsc_ratio:add_rr_chain, after the measurement":
-        # The add chain timed again right after the chase: only where the benchmark's ratio is that chain's.
+    u = r["core_tsc_ratio_u"]
+    if r["cycles_method"] in ("core_tsc_ratio:add_rr_chain, after the measurement",
+                              "core_tsc_ratio:add_rr_chain, after each replicate (median)",
+                              "core_tsc_ratio:add_rr_chain, steady reference"):
+        # The add chain timed again right after the chase (each replicate's, their median; or its steady
+        # reference when no window read clean): only where the benchmark's ratio is that chain's; its
+        # uncertainty stated (at least its reading, 2 clock steps).
         assert math.isfinite(r["core_tsc_ratio"]) and r["core_tsc_ratio"] > 0, (what, r)
         assert any(c["method"] == "add_rr_chain" for c in clocks), (what, r)
+        assert isinstance(u, float) and 0 < u < 1, (what, r)
     elif r["cycles_method"].startswith("core_tsc_ratio:"):
-        # The ratio the benchmark CPU measured just before this benchmark (a core_clock record of CPU 0).
+        # The ratio the benchmark CPU measured just before this benchmark (a core_clock record of CPU 0); its
+        # uncertainty not stated (the runs' spread is in that record).
         assert any(r["core_tsc_ratio"] == pytest.approx(c["ratio"], rel=1e-9) and
                    r["cycles_method"] == "core_tsc_ratio:" + c["method"] for c in clocks), (what, r)
+        assert u is None, (what, r)
     assert math.isfinite(r["spread"]) and r["spread"] >= 0
     assert r["n"] >= 1
     assert r["min"] <= r["p10"] <= r["median"] <= r["p90"] <= r["max"]

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench/clock.h"
+#include "bench/lat_common.h"
 #include "bench/crosscheck.h"
 #include "measure/verdict.h"
 #include "tests/unit/bw_fake_platform.h"
@@ -40,6 +41,93 @@ static void setup(unsigned ncpus)
     FAKE.clock_drift = 0;
     memset(FAKE.clock, 0, sizeof(FAKE.clock));
     FAKE.ntsc_src = 0;
+}
+
+/* The ratio of a figure from its replicates' own ratios (clock_ratio_combine): the median, and an uncertainty
+ * that covers how they disagree. */
+static void test_ratio_combine(void **state)
+{
+    (void)state;
+    double u;
+    /* nine replicates on the test box: one 26-tick step apart (1.42247 .. 1.42327), reading u 1.13e-3 each */
+    double steady[9] = {1.42294, 1.42247, 1.42327, 1.42294, 1.42294, 1.42247, 1.42327, 1.42294, 1.42294};
+    double ru[9];
+    for (int i = 0; i < 9; i++)
+        ru[i] = 1.13e-3;
+    assert_true(clock_ratio_combine(steady, ru, 9, &u) == 1.42294);
+    assert_true(fabs(u - (1.42294 - 1.42247) / 1.42294 - 1.13e-3) < 1e-12);
+    /* one replicate's ratio taken in a slow moment (its host core shared): not the median, and beyond the
+     * interval's rank (x[1]..x[7] of 9) it does not widen u */
+    double slow[9];
+    memcpy(slow, steady, sizeof(slow));
+    slow[4] = 1.3176;
+    assert_true(clock_ratio_combine(slow, ru, 9, &u) == 1.42294);
+    assert_true(u < 2e-3);
+    /* the clock moved between the replicates (four at 1.38, five at 1.42294): the median is one of them and u
+     * covers the other */
+    double moved[9] = {1.38, 1.38, 1.38, 1.38, 1.42294, 1.42294, 1.42294, 1.42294, 1.42294};
+    double m = clock_ratio_combine(moved, ru, 9, &u);
+    assert_true(m == 1.42294);
+    assert_true(m * (1 - u) <= 1.38);
+    /* a replicate converted with the benchmark's ratio (u not stated: its chain was never clean) is left out
+     * while others were read; alone, such ratios are used */
+    double mixed[3] = {1.35, 1.42294, 1.42327};
+    double mu[3] = {__builtin_nan(""), 1.13e-3, 1.13e-3};
+    assert_true(clock_ratio_combine(mixed, mu, 3, &u) == 0.5 * (1.42294 + 1.42327));
+    double none[2] = {1.35, 1.35};
+    double nu[2] = {__builtin_nan(""), 0};
+    assert_true(clock_ratio_combine(none, nu, 2, &u) == 1.35 && u == 0);
+    assert_true(clock_ratio_combine(none, NULL, 2, &u) == 1.35);
+    /* unmeasured (0) ratios are ignored; an even count's median is the mean of the middle two */
+    double gaps[5] = {1.42, 1.30, 1.40, 0, 1.41};
+    assert_true(clock_ratio_combine(gaps, NULL, 5, &u) == 0.5 * (1.40 + 1.41));
+    /* nothing measured */
+    double zero[2] = {0, 0};
+    assert_true(clock_ratio_combine(zero, ru, 2, &u) == 0 && isnan(u));
+}
+
+/* The combined figure names its conversion: after each replicate where more than one chain was read, after the
+ * measurement where one was, the benchmark's ratio where none was; a PMU counter stays. */
+static void test_cycles_method_combined(void **state)
+{
+    (void)state;
+    double u3[3] = {1e-3, 1e-3, 1e-3}, u1[3] = {__builtin_nan(""), 1e-3, 0}, u0[2] = {__builtin_nan(""), 0};
+    assert_string_equal(lat_cycles_method_combined(LAT_CYCLES_AFTER, u3, 3), LAT_CYCLES_AFTER_EACH);
+    assert_string_equal(lat_cycles_method_combined("core_tsc_ratio:add_rr_chain", u3, 3), LAT_CYCLES_AFTER_EACH);
+    assert_string_equal(lat_cycles_method_combined("core_tsc_ratio:add_rr_chain", u1, 3), LAT_CYCLES_AFTER);
+    assert_string_equal(lat_cycles_method_combined("core_tsc_ratio:add_rr_chain", u0, 2),
+                        "core_tsc_ratio:add_rr_chain");
+    assert_string_equal(lat_cycles_method_combined("fixed_counter:x", u3, 3), "fixed_counter:x");
+    /* a chase converted with the steady reference alone says so */
+    assert_string_equal(lat_cycles_method_combined(LAT_CYCLES_STEADY, u1, 3), LAT_CYCLES_STEADY);
+    assert_string_equal(lat_cycles_method_combined(LAT_CYCLES_STEADY, u3, 3), LAT_CYCLES_AFTER_EACH);
+}
+
+/* The chain on this CPU now (the unit tests read the real TSC): a ratio with its reading uncertainty stated, or
+ * 0 when no window pair was clean; the steady reference agrees with a single draw within their uncertainties
+ * when both read one. */
+static void test_chain_ratio_live(void **state)
+{
+    (void)state;
+    setup(1);
+    double u = -1, us = -1;
+    double r = clock_chain_ratio_now(TIMING_LFENCE, &u);
+    double rs = clock_chain_ratio_steady(TIMING_LFENCE, &us);
+    assert_true(r >= 0 && rs >= 0);
+    if (r > 0)
+        assert_true(u > 0 && u < 1 && r > 0.01 && r < 100);
+    if (rs > 0)
+        assert_true(us > 0 && us < 1);
+    else
+        assert_true(isnan(us));
+    printf("# live: add_rr_chain windows %.5f (u %.2g), steady %.5f (u %.2g)\n", r, u, rs, us);
+    /* the steady reference is what a draw without a clean window falls back to; forgotten with the rest */
+    double ur = -1;
+    assert_true(clock_chain_ratio_ref(&ur) == rs);
+    if (rs > 0)
+        assert_true(ur == us);
+    clock_reset();
+    assert_true(clock_chain_ratio_ref(&ur) == 0 && isnan(ur));
 }
 
 static void test_ratio_before_and_after_measuring(void **state)
@@ -192,6 +280,9 @@ int main(void)
         cmocka_unit_test(test_ratio_before_and_after_measuring),
         cmocka_unit_test(test_tsc_sources),
         cmocka_unit_test(test_tsc_rel_unc),
+        cmocka_unit_test(test_ratio_combine),
+        cmocka_unit_test(test_cycles_method_combined),
+        cmocka_unit_test(test_chain_ratio_live),
         cmocka_unit_test(test_disagreeing_chains_blame_the_faster),
         cmocka_unit_test(test_per_cpu_and_per_benchmark),
         cmocka_unit_test(test_cpu_that_does_not_answer),

@@ -42,6 +42,149 @@ static void decide(struct core_clock *c, double add, double imul, uint32_t imul_
     core_clock_decide(c, runs, NULL, 0, false);
 }
 
+/* ---- short windows (core_windows_ratio) ----
+ * The test box's clock: a core/TSC ratio of 1.42294, a TSC read in steps of 26 ticks, windows of 65536 adds
+ * (46057.0 ticks) and 131072 (92114.1), each read as a whole number of steps plus the harness (41 ticks);
+ * a reading is the true length rounded down or up to the step, as the phase of the step falls. */
+#define W_RATIO 1.42294
+#define W_STEP 26.0
+#define W_INSNS 65536u
+
+static uint64_t w_read(double ticks, unsigned phase)
+{
+    double t = ticks + 41;
+    double k = floor(t / W_STEP) + (phase % 2); /* floor or ceil: where the step fell */
+    return (uint64_t)(k * W_STEP);
+}
+
+/* n clean pairs at `ratio`, phases alternating. */
+static void w_clean(struct core_chain_windows *w, uint32_t n, double ratio)
+{
+    memset(w, 0, sizeof(*w));
+    w->n = n;
+    w->insns = W_INSNS;
+    w->step = W_STEP;
+    for (uint32_t i = 0; i < n; i++) {
+        w->shrt[i] = w_read(W_INSNS / ratio, i);
+        w->lng[i] = w_read(2.0 * W_INSNS / ratio, i + 1);
+    }
+}
+
+/* Clean windows: the ratio within its stated reading uncertainty (2 steps over the difference) of the truth,
+ * every window confirmed, none disturbed. */
+static void test_windows_clean(void **state)
+{
+    (void)state;
+    struct core_chain_windows w;
+    struct core_windows_ratio r;
+    w_clean(&w, 3, W_RATIO);
+    core_windows_ratio(&r, &w);
+    assert_true(r.valid);
+    assert_near(r.u, 2 * W_STEP / (W_INSNS / W_RATIO), 2e-5); /* 1.13e-3 */
+    assert_true(fabs(r.ratio / W_RATIO - 1) <= r.u);
+    assert_int_equal(r.confirmed, 3);
+    assert_int_equal(r.disturbed, 0);
+}
+
+/* An interruption (a 10 us timer tick, 26 000 ticks) in one short window read the old median-of-differences
+ * rule high only when it fell twice, but one in each of two long windows read it low (the 1.3176 of a real
+ * run); the minimum per length takes neither, and counts them. */
+static void test_windows_interruptions(void **state)
+{
+    (void)state;
+    struct core_chain_windows w;
+    struct core_windows_ratio clean, r;
+    w_clean(&w, 4, W_RATIO);
+    core_windows_ratio(&clean, &w);
+    w.lng[0] += 26000;
+    w.lng[2] += 3900; /* 4 % of a long window: a short host preemption */
+    w.n = 3;          /* one clean long window of three: its minimum is not confirmed yet */
+    core_windows_ratio(&r, &w);
+    assert_false(r.valid);
+    w.n = 4;          /* the fourth pair the caller then draws confirms it */
+    core_windows_ratio(&r, &w);
+    assert_true(r.valid);
+    assert_near(r.ratio, clean.ratio, 1e-12);
+    assert_int_equal(r.disturbed, 2);
+    /* the old rule on the same windows: the median of the three differences, 1.4229 read as 1.312 */
+    uint64_t d[3];
+    for (int i = 0; i < 3; i++)
+        d[i] = w.lng[i] - w.shrt[i];
+    for (int i = 1; i < 3; i++) /* insertion sort */
+        for (int j = i; j > 0 && d[j - 1] > d[j]; j--) {
+            uint64_t t = d[j];
+            d[j] = d[j - 1];
+            d[j - 1] = t;
+        }
+    assert_true((double)W_INSNS / (double)d[1] < W_RATIO * 0.96);
+    /* one short window interrupted: the old rule's high side; the minimum does not see it either */
+    w_clean(&w, 3, W_RATIO);
+    core_windows_ratio(&clean, &w);
+    w.shrt[1] += 5000;
+    core_windows_ratio(&r, &w);
+    assert_true(r.valid);
+    assert_near(r.ratio, clean.ratio, 1e-12);
+    assert_int_equal(r.disturbed, 1);
+}
+
+/* A length whose windows were all interrupted (by different amounts) has no confirmed minimum: not valid, so
+ * the caller draws another pair; with it the minimum repeats and the ratio is the clean one. */
+static void test_windows_unconfirmed(void **state)
+{
+    (void)state;
+    struct core_chain_windows w;
+    struct core_windows_ratio clean, r;
+    w_clean(&w, 3, W_RATIO);
+    core_windows_ratio(&clean, &w);
+    w.lng[1] += 900;
+    w.lng[2] += 4000;
+    core_windows_ratio(&r, &w);
+    assert_false(r.valid);
+    assert_int_equal(r.confirmed, 1);
+    w.shrt[3] = w_read(W_INSNS / W_RATIO, 3);
+    w.lng[3] = w_read(2.0 * W_INSNS / W_RATIO, 4);
+    w.n = 4;
+    core_windows_ratio(&r, &w);
+    assert_true(r.valid);
+    assert_near(r.ratio, clean.ratio, 1e-12);
+    /* fewer pairs than a confirmation needs, no time, or a long window not longer: not valid */
+    w_clean(&w, 1, W_RATIO);
+    core_windows_ratio(&r, &w);
+    assert_false(r.valid);
+    w_clean(&w, 3, W_RATIO);
+    for (int i = 0; i < 3; i++)
+        w.lng[i] = w.shrt[i];
+    core_windows_ratio(&r, &w);
+    assert_false(r.valid);
+    assert_true(r.ratio == 0);
+    memset(&w, 0, sizeof(w));
+    core_windows_ratio(&r, &w);
+    assert_false(r.valid);
+}
+
+/* A clock that moved (a lower turbo bin, or every window slowed alike): the ratio follows it, since nothing
+ * in the windows says which clock is the right one; a drift between the draws is for the caller to see
+ * (clock_ratio_combine, the sweep's drift rule). */
+static void test_windows_follow_a_moved_clock(void **state)
+{
+    (void)state;
+    struct core_chain_windows w;
+    struct core_windows_ratio r;
+    w_clean(&w, 3, W_RATIO * 0.95);
+    core_windows_ratio(&r, &w);
+    assert_true(r.valid);
+    assert_true(fabs(r.ratio / (W_RATIO * 0.95) - 1) <= r.u);
+    /* a TSC that reads every tick (step 1): the reading uncertainty shrinks with it */
+    w.step = 1;
+    for (uint32_t i = 0; i < 3; i++) {
+        w.shrt[i] = (uint64_t)llround(W_INSNS / W_RATIO) + 41;
+        w.lng[i] = (uint64_t)llround(2.0 * W_INSNS / W_RATIO) + 41;
+    }
+    core_windows_ratio(&r, &w);
+    assert_true(r.valid);
+    assert_true(r.u < 5e-5 && fabs(r.ratio / W_RATIO - 1) <= r.u);
+}
+
 static void test_chain_median_and_spread(void **state)
 {
     (void)state;
@@ -280,6 +423,10 @@ int main(void)
         cmocka_unit_test(test_nothing_measured),
         cmocka_unit_test(test_imul_latency_table),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_windows_clean),
+        cmocka_unit_test(test_windows_interruptions),
+        cmocka_unit_test(test_windows_unconfirmed),
+        cmocka_unit_test(test_windows_follow_a_moved_clock),
         cmocka_unit_test(test_live),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

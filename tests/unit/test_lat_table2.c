@@ -188,18 +188,6 @@ static void test_quick_one_pass(void **state)
     restore_fake();
 }
 
-/* The ratio of a combined figure: the median of the replicates' own ratios, ignoring unmeasured (0) ones. */
-static void test_ratio_median(void **state)
-{
-    (void)state;
-    double a[] = {1.42, 1.30, 1.40, 0, 1.41};
-    assert_true(lat_ratio_median(a, 5) == 0.5 * (1.40 + 1.41));
-    double b[] = {1.2, 1.0, 1.1};
-    assert_true(lat_ratio_median(b, 3) == 1.1);
-    double c[] = {0, 0};
-    assert_true(lat_ratio_median(c, 2) == 0);
-}
-
 static double rec_double(const char *rec, const char *key)
 {
     const char *p = rec ? strstr(rec, key) : NULL;
@@ -258,7 +246,6 @@ int main(void)
         cmocka_unit_test(test_due),
         cmocka_unit_test(test_passes_between_the_sweeps),
         cmocka_unit_test(test_quick_one_pass),
-        cmocka_unit_test(test_ratio_median),
         cmocka_unit_test(test_pebs_is_the_c2c_checks_third),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
