@@ -390,52 +390,51 @@ static void *map_aligned(uint64_t len, uint64_t align)
     return p;
 }
 
-/* A buffer of large pages is faulted in by every CPU of the process at once, each a slice of whole pages: in a
+/* A buffer of large pages is faulted in by every CPU of the process at once, in chunks of whole pages: in a
  * guest whose free 2 MiB blocks were handed back to the host (free page reporting), the host backs each again on
  * first touch, 4 KiB at a time, on the CPU that touched it (2 GiB of transparent huge pages: 4.1-4.8 s on one
  * CPU of the 2-vCPU test box, 2.3-2.6 s on two; docs/measurement.md "sweep_top"). Nothing is measured while a
  * buffer is taken. Buffers of 4 KiB pages stay on the calling CPU: which CPU's free lists give the pages changes
  * where they lie, and the 4 KiB series' curve depends on that. */
 #define POPULATE_PAR_MIN MiB(64)
+#define POPULATE_CHUNK MiB(32) /* a CPU takes the next 32 MiB not yet taken: one slowed by other work takes fewer */
 
-struct populate_part {
+struct populate_job {
     uint8_t *p;
-    uint64_t len;
-    int rc;
+    uint64_t len, chunk;
+    uint64_t next; /* the next chunk to take (atomic) */
+    int failed;    /* a chunk the kernel did not populate (atomic) */
 };
 
-static void populate_job(void *arg)
+static void populate_run(void *arg)
 {
-    struct populate_part *q = arg;
-    q->rc = q->len ? madvise(q->p, q->len, MADV_POPULATE_WRITE_) : 0;
+    struct populate_job *j = arg;
+    for (uint64_t c; (c = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) * j->chunk < j->len;) {
+        uint64_t lo = c * j->chunk, n = MIN(j->chunk, j->len - lo);
+        if (madvise(j->p + lo, n, MADV_POPULATE_WRITE_) != 0)
+            __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    }
 }
 
 static pthread_t main_thread;
 
-/* 0, or -1 when the kernel cannot populate (before Linux 5.14): the caller writes the buffer instead. */
+/* 0, or -1 when the kernel could not populate (before Linux 5.14): the caller writes the buffer instead. */
 static int populate(uint8_t *p, uint64_t len, uint64_t page)
 {
-    struct populate_part part[MAX_CPUS];
+    static struct populate_job job; /* not on a stack that a worker past its time would outlive */
     bool started[MAX_CPUS] = {false};
     uint32_t nw = 1;
-    /* only the main thread starts jobs (plat_start); a worker's CPU that is busy keeps its slice here */
+    /* only the main thread starts jobs (plat_start) */
     if (page >= MiB(2) && len >= POPULATE_PAR_MIN && pthread_equal(pthread_self(), main_thread))
-        nw = MIN(plat_cpu_count(), (uint32_t)MAX(len / page, 1));
-    uint64_t pages = len / page;
-    for (uint32_t k = 0; k < nw; k++) {
-        uint64_t lo = pages * k / nw * page, hi = k + 1 < nw ? pages * (k + 1) / nw * page : len;
-        part[k] = (struct populate_part){p + lo, hi - lo, 0};
-    }
+        nw = plat_cpu_count();
+    job = (struct populate_job){p, len, MAX(ALIGN_UP(POPULATE_CHUNK, page), page), 0, 0};
     for (uint32_t k = 1; k < nw; k++)
-        started[k] = plat_start(cpus[k].id, populate_job, &part[k]) == 0;
-    populate_job(&part[0]);
-    int rc = part[0].rc;
-    for (uint32_t k = 1; k < nw; k++) {
-        if (!started[k] || plat_wait(cpus[k].id) != 0) /* not taken, or not finished in time: here (again) */
-            populate_job(&part[k]);
-        rc |= part[k].rc;
-    }
-    return rc ? -1 : 0;
+        started[k] = plat_start(cpus[k].id, populate_run, &job) == 0;
+    populate_run(&job);
+    for (uint32_t k = 1; k < nw; k++)
+        if (started[k] && plat_wait(cpus[k].id) != 0)
+            job.failed = 1; /* a chunk may be half done: the caller writes the whole buffer */
+    return job.failed ? -1 : 0;
 }
 
 int plat_alloc(struct plat_buf *b, uint64_t bytes, uint64_t page, int node, const char *why)
