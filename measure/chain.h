@@ -85,7 +85,7 @@ bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t byt
  * Which way to link: CHAIN_PAR_LINK's stores go to random lines of the whole buffer, one cache miss and, on
  * 4 KiB pages, one TLB miss (a page walk, two-dimensional in a guest) each; the table's random stores go to
  * 4 x n bytes (1/16 of a 64-byte-line chain: 16 entries per line, a sixteenth of the pages) and the links are
- * then written in one sequential pass. On 4 KiB pages the table is 2-4x faster per line (docs/measurement.md,
+ * then written in one sequential pass. On 4 KiB pages the table is 2-6x faster per line (docs/measurement.md,
  * "sweep_top"); on 2 MiB pages, where the direct stores miss no TLB, the extra pass makes it slower. The table
  * overwrites the bytes after each link in the chain's last 4 x n bytes (for 64-byte lines, the rest of its last
  * sixteenth of lines): only for a caller whose chain owns its lines (chain_build leaves them untouched). */

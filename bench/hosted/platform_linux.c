@@ -392,9 +392,9 @@ static void *map_aligned(uint64_t len, uint64_t align)
 
 /* A buffer of large pages is faulted in by every CPU of the process at once, in chunks of whole pages: in a
  * guest whose free 2 MiB blocks were handed back to the host (free page reporting), the host backs each again on
- * first touch, 4 KiB at a time, on the CPU that touched it (2 GiB of transparent huge pages: 4.1-4.8 s on one
- * CPU of the 2-vCPU test box, 2.3-2.6 s on two; docs/measurement.md "sweep_top"). Nothing is measured while a
- * buffer is taken. Buffers of 4 KiB pages stay on the calling CPU: which CPU's free lists give the pages changes
+ * first touch, 4 KiB at a time, on the CPU that touched it (2 GiB of transparent huge pages, measured alone:
+ * 4.1-4.8 s on one CPU of the 2-vCPU test box, 2.3-2.6 s on two; docs/measurement.md "sweep_top"). Nothing is
+ * measured while a buffer is taken. Buffers of 4 KiB pages stay on the calling CPU: which CPU's free lists give the pages changes
  * where they lie, and the 4 KiB series' curve depends on that. */
 #define POPULATE_PAR_MIN MiB(64)
 #define POPULATE_CHUNK MiB(32) /* a CPU takes the next 32 MiB not yet taken: one slowed by other work takes fewer */
