@@ -259,17 +259,19 @@ int lat_chase_warm(void *start, size_t n, bool own_cpu, const struct lat_reps *r
 
 struct lat_chain_cost lat_chain_last;
 
-/* One step of a chain built in parts: part(ctx, w) for w = first, first + stride, ... */
+/* One step of a chain built in parts: every CPU takes the next part not yet taken until none is left, so a CPU
+ * that other work slows (a shared machine, a host that runs another vCPU there) takes fewer parts instead of
+ * holding the step up with a fixed share. The chain depends on the parts, not on which CPU ran them. */
 struct par_job {
     void (*part)(void *ctx, unsigned w);
     void *ctx;
-    unsigned first, stride;
+    unsigned next; /* the next part to take (atomic) */
 };
 
 static void par_job_run(void *arg)
 {
     struct par_job *j = arg;
-    for (unsigned w = j->first; w < CHAIN_PAR_PARTS; w += j->stride)
+    for (unsigned w; (w = __atomic_fetch_add(&j->next, 1u, __ATOMIC_RELAXED)) < CHAIN_PAR_PARTS;)
         j->part(j->ctx, w);
 }
 
@@ -295,25 +297,21 @@ uint32_t lat_build_cpus(enum chain_mode mode)
     return (mode == CHAIN_RANDOM || mode == CHAIN_PAGE) && !plat_config()->minimal ? par_cpus(ids) : 1;
 }
 
-/* Every part of one step, spread over the CPUs; a CPU that cannot take its share leaves it to this one.
- * -1 when a CPU did not finish (its parts may still be running: the chain is not used). */
+/* Every part of one step, taken by the CPUs as they come (par_job); a CPU that cannot start leaves its parts to
+ * the others. -1 when a CPU did not finish (its part may still be running: the chain is not used). */
 static int par_step(void (*part)(void *, unsigned), void *ctx, const uint32_t *ids, uint32_t nw)
 {
-    struct par_job jobs[CHAIN_PAR_PARTS] = {{0}};
+    static struct par_job job; /* not on a stack that a part still running elsewhere would outlive */
     bool started[CHAIN_PAR_PARTS] = {false};
     nw = MAX(MIN(nw, CHAIN_PAR_PARTS), 1u);
-    for (uint32_t k = 0; k < nw; k++)
-        jobs[k] = (struct par_job){part, ctx, k, nw};
+    job = (struct par_job){part, ctx, 0};
     for (uint32_t k = 1; k < nw; k++)
-        started[k] = plat_start(ids[k], par_job_run, &jobs[k]) == 0;
-    par_job_run(&jobs[0]);
+        started[k] = plat_start(ids[k], par_job_run, &job) == 0;
+    par_job_run(&job);
     int rc = 0;
-    for (uint32_t k = 1; k < nw; k++) {
-        if (!started[k])
-            par_job_run(&jobs[k]);
-        else if (plat_wait(ids[k]) != 0)
+    for (uint32_t k = 1; k < nw; k++)
+        if (started[k] && plat_wait(ids[k]) != 0)
             rc = -1;
-    }
     return rc;
 }
 
@@ -336,6 +334,9 @@ static int random_step(struct chain_par *c, enum chain_par_step step, const uint
     return par_step(random_part, &s, ids, nw);
 }
 
+/* The links: stored directly on pages of 2 MiB or more, else through the successor table in the chain's own
+ * lines (measure/chain.h: on 4 KiB pages each direct store is also a page walk; the table's stores touch a
+ * sixteenth of the pages, then one sequential pass writes the links). The same chain either way. */
 static void *random_in_parts(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n)
 {
     static struct chain_par c;
@@ -347,9 +348,16 @@ static void *random_in_parts(void *buf, const struct chain_params *p, void *scra
     if (random_step(&c, CHAIN_PAR_COUNT, ids, nw) != 0)
         return NULL;
     chain_par_place(&c);
-    if (random_step(&c, CHAIN_PAR_SCATTER, ids, nw) != 0 || random_step(&c, CHAIN_PAR_SHUFFLE, ids, nw) != 0 ||
-        random_step(&c, CHAIN_PAR_LINK, ids, nw) != 0)
+    if (random_step(&c, CHAIN_PAR_SCATTER, ids, nw) != 0 || random_step(&c, CHAIN_PAR_SHUFFLE, ids, nw) != 0)
         return NULL;
+    if (p->buf_page >= MiB(2)) {
+        if (random_step(&c, CHAIN_PAR_LINK, ids, nw) != 0)
+            return NULL;
+    } else {
+        if (random_step(&c, CHAIN_PAR_SUCC, ids, nw) != 0 || random_step(&c, CHAIN_PAR_WRITE, ids, nw) != 0)
+            return NULL;
+        chain_par_step(&c, CHAIN_PAR_TAIL, 0); /* the last lines, in order, on this CPU */
+    }
     return chain_par_start(&c, n);
 }
 

@@ -110,7 +110,9 @@ struct lat_scratch {
 void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, size_t *n);
 /* CHAIN_RANDOM and CHAIN_PAGE chains of at least this many lines are built in parts on every CPU of the
  * benchmark CPU's NUMA node at once (measure/chain.h, "built in parts"; a page-by-page chain only where its
- * parts' scratch, 4 x (pages + 64 x lines per page) bytes, is no more than 4 bytes per line). */
+ * parts' scratch, 4 x (pages + 64 x lines per page) bytes, is no more than 4 bytes per line). A random chain's
+ * links are stored directly where p->buf_page says the buffer has pages of 2 MiB or more, else through the
+ * successor table in the chain's last 4 bytes per line (those bytes then hold indices besides the links). */
 #define LAT_PAR_MIN_LINES (1u << 18)
 /* The CPUs lat_chain builds a large chain of this mode on: CHAIN_RANDOM and CHAIN_PAGE in parts on the
  * benchmark CPU's node (at most CHAIN_PAR_PARTS), CHAIN_STRIDE on the calling CPU alone. */

@@ -192,6 +192,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
                 .page = KiB(4),
                 .mode = s->mode,
                 .seed = lat_rep_seed(point_seed(cfg->seed, idx, i), k),
+                .buf_page = buf.page_bytes,
             };
             if (s->mode == CHAIN_PAGE) {
                 if (grid[i] > page_top) { /* sweep_top above the rule: the plateau is reached by then */

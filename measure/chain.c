@@ -266,6 +266,11 @@ int chain_par_init(struct chain_par *c, void *buf, const struct chain_params *p,
     c->n = g.n;
     c->order = scratch;
     c->seed = p->seed;
+    /* The table ends where the chain does, 4-byte aligned (n x line is a multiple of 8); line i's link,
+     * [line x i, line x i + 8), lies below it for i < head. */
+    size_t table_at = g.n * g.line - g.n * sizeof(uint32_t);
+    c->table = (uint32_t *)(c->base + table_at);
+    c->head = table_at >= sizeof(void *) ? (table_at - sizeof(void *)) / g.line + 1 : 0;
     for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
         for (unsigned b = 0; b < CHAIN_PAR_PARTS; b++)
             c->at[w][b] = 0;
@@ -322,6 +327,31 @@ void chain_par_step(struct chain_par *c, enum chain_par_step step, unsigned part
             *(void **)(c->base + (size_t)c->order[j] * c->line) = c->base + (size_t)c->order[next] * c->line;
         }
         break;
+    case CHAIN_PAR_SUCC:
+        for (size_t j = lo; j < hi; j++)
+            c->table[c->order[j]] = c->order[j + 1 < c->n ? j + 1 : 0];
+        break;
+    case CHAIN_PAR_WRITE: {
+        /* slice w of the head lines: entries only read, links only below the table, so slices run at once */
+        size_t wlo = (size_t)((uint64_t)c->head * part / CHAIN_PAR_PARTS); /* head < 2^32 */
+        size_t whi = (size_t)((uint64_t)c->head * (part + 1) / CHAIN_PAR_PARTS);
+        for (size_t i = wlo; i < whi; i++)
+            *(void **)(c->base + i * c->line) = c->base + (size_t)c->table[i] * c->line;
+        break;
+    }
+    case CHAIN_PAR_TAIL:
+        /* Line i's link ends at line x i + 8 <= table + 4 x (i + 1) for every line >= 8 bytes (i < n), so
+         * writing in ascending order reads each entry before a link covers it. */
+        if (part != 0)
+            break;
+        for (size_t i = c->head; i < c->n; i++) {
+            uint32_t next = c->table[i];
+            /* the entry is read before the link that may cover it is stored (a uint32 load and a pointer store:
+             * under type-based alias analysis the compiler could otherwise swap them) */
+            __asm__ __volatile__("" ::: "memory");
+            *(void **)(c->base + i * c->line) = c->base + (size_t)next * c->line;
+        }
+        break;
     }
 }
 
@@ -334,7 +364,8 @@ void *chain_par_start(const struct chain_par *c, size_t *n_elems)
     return c->base + (size_t)c->order[0] * c->line;
 }
 
-void *chain_par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n_elems)
+static void *par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n_elems,
+                       bool table)
 {
     static struct chain_par c; /* 16 KiB of counts: not on a small stack */
     if (chain_par_init(&c, buf, p, scratch, scratch_bytes) != 0)
@@ -342,11 +373,26 @@ void *chain_par_build(void *buf, const struct chain_params *p, void *scratch, si
     for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
         chain_par_step(&c, CHAIN_PAR_COUNT, w);
     chain_par_place(&c);
-    static const enum chain_par_step rest[] = {CHAIN_PAR_SCATTER, CHAIN_PAR_SHUFFLE, CHAIN_PAR_LINK};
-    for (size_t s = 0; s < ARRAY_SIZE(rest); s++)
+    static const enum chain_par_step direct[] = {CHAIN_PAR_SCATTER, CHAIN_PAR_SHUFFLE, CHAIN_PAR_LINK};
+    static const enum chain_par_step by_table[] = {CHAIN_PAR_SCATTER, CHAIN_PAR_SHUFFLE, CHAIN_PAR_SUCC,
+                                                   CHAIN_PAR_WRITE, CHAIN_PAR_TAIL};
+    const enum chain_par_step *rest = table ? by_table : direct;
+    size_t steps = table ? ARRAY_SIZE(by_table) : ARRAY_SIZE(direct);
+    for (size_t s = 0; s < steps; s++)
         for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
             chain_par_step(&c, rest[s], w);
     return chain_par_start(&c, n_elems);
+}
+
+void *chain_par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n_elems)
+{
+    return par_build(buf, p, scratch, scratch_bytes, n_elems, false);
+}
+
+void *chain_par_build_table(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes,
+                            size_t *n_elems)
+{
+    return par_build(buf, p, scratch, scratch_bytes, n_elems, true);
 }
 
 /* ---- CHAIN_PAGE in parts (chain.h) ------------------------------------------------------------------------ */

@@ -34,6 +34,8 @@ struct chain_params {
     size_t stride;         /* CHAIN_STRIDE: block size in bytes, a multiple of line */
     size_t lines_per_page; /* PAGE/STRIDE: lines used per page/block; 0 = all */
     uint64_t seed;         /* RANDOM/PAGE: same seed, same chain */
+    size_t buf_page;       /* RANDOM built in parts (bench/lat_common.c lat_chain): the page size backing buf, 0 when
+                            * not known; it picks how the links are written (below), never which chain */
 };
 
 /* Scratch chain_build needs, in bytes (uint32 indices):
@@ -66,15 +68,38 @@ bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t byt
  *   CHAIN_PAR_SHUFFLE (part b) Fisher-Yates inside bucket b (its own generator)
  *   CHAIN_PAR_LINK    (part w) slice w of the order: element order[j] points to order[j + 1], the last to
  *                     the first
+ * or, instead of CHAIN_PAR_LINK, the same links written in address order through a successor table of 4 bytes
+ * per line kept in the chain's own lines (its last 4 x n bytes, chain_par_table):
+ *   CHAIN_PAR_SUCC    (part w) slice w of the order: order[j + 1], as a line index, into order[j]'s entry
+ *   CHAIN_PAR_WRITE   (part w) slice w of the lines whose link lies below the table: each line's link from its
+ *                     entry, in address order
+ *   CHAIN_PAR_TAIL    (part 0 alone; the other parts do nothing) the remaining lines, in ascending order: each
+ *                     entry is read before any link written after it can reach it
  * Independent uniform buckets, each shuffled uniformly, then concatenated, give a uniformly random
  * permutation (Sanders, "Random permutations on distributed, external and hierarchical memory", 1998), so
  * the cycle has the distribution of Sattolo's. Every access but the links is sequential or inside one
  * bucket (n / 64 indices: an L2's worth at 2 GiB), and the links are independent stores: unlike Sattolo's
  * swaps over the whole index array, no step waits on memory latency. The chain depends on the seed alone,
- * not on how many CPUs ran the parts. Scratch: the same as CHAIN_RANDOM (chain_scratch_bytes). */
+ * not on how many CPUs ran the parts, nor on which of the two ways wrote the links (the same pointers, byte
+ * for byte). Scratch: the same as CHAIN_RANDOM (chain_scratch_bytes).
+ * Which way to link: CHAIN_PAR_LINK's stores go to random lines of the whole buffer, one cache miss and, on
+ * 4 KiB pages, one TLB miss (a page walk, two-dimensional in a guest) each; the table's random stores go to
+ * 4 x n bytes (1/16 of a 64-byte-line chain: 16 entries per line, a sixteenth of the pages) and the links are
+ * then written in one sequential pass. On 4 KiB pages the table is 2-6x faster per line (docs/measurement.md,
+ * "sweep_top"); on 2 MiB pages, where the direct stores miss no TLB, the extra pass makes it slower. The table
+ * overwrites the bytes after each link in the chain's last 4 x n bytes (for 64-byte lines, the rest of its last
+ * sixteenth of lines): only for a caller whose chain owns its lines (chain_build leaves them untouched). */
 #define CHAIN_PAR_PARTS 64u
 
-enum chain_par_step { CHAIN_PAR_COUNT, CHAIN_PAR_SCATTER, CHAIN_PAR_SHUFFLE, CHAIN_PAR_LINK };
+enum chain_par_step {
+    CHAIN_PAR_COUNT,
+    CHAIN_PAR_SCATTER,
+    CHAIN_PAR_SHUFFLE,
+    CHAIN_PAR_LINK,
+    CHAIN_PAR_SUCC,
+    CHAIN_PAR_WRITE,
+    CHAIN_PAR_TAIL,
+};
 
 struct chain_par {
     char *base;
@@ -83,6 +108,8 @@ struct chain_par {
     uint64_t seed;
     uint32_t at[CHAIN_PAR_PARTS][CHAIN_PAR_PARTS]; /* [part][bucket]: count, then the next place */
     uint32_t from[CHAIN_PAR_PARTS + 1];            /* bucket b is order[from[b] .. from[b + 1]) */
+    uint32_t *table;                               /* CHAIN_PAR_SUCC's successor table: base + (line - 4) x n */
+    size_t head;                                   /* lines CHAIN_PAR_WRITE writes: their links lie below table */
 };
 
 /* Checks p (CHAIN_RANDOM only) and the buffers as chain_build does and readies c: 0, or -1. */
@@ -95,6 +122,10 @@ void chain_par_place(struct chain_par *c);
 void *chain_par_start(const struct chain_par *c, size_t *n_elems);
 /* Every step in order on the calling CPU: chain_build's contract for CHAIN_RANDOM, with this chain. */
 void *chain_par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n_elems);
+/* The same chain, linked through the successor table (CHAIN_PAR_SUCC, CHAIN_PAR_WRITE, CHAIN_PAR_TAIL): the
+ * chain's last 4 x n bytes are overwritten besides the links. */
+void *chain_par_build_table(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes,
+                            size_t *n_elems);
 
 /* ---- CHAIN_PAGE built in parts, on several CPUs at once ----------------------------------------------------
  * chain_build's CHAIN_PAGE chain, byte for byte, in two steps:

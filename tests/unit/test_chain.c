@@ -704,6 +704,112 @@ static void test_par_bad_params(void **state)
     arena_free(&a);
 }
 
+/* Thread k of nw runs parts k, k + nw, ... of one step (how bench/lat_common.c spreads them over CPUs). */
+struct par_worker {
+    struct chain_par *c;
+    enum chain_par_step step;
+    unsigned k, nw;
+};
+
+static void *par_worker_run(void *arg)
+{
+    struct par_worker *w = arg;
+    for (unsigned part = w->k; part < CHAIN_PAR_PARTS; part += w->nw)
+        chain_par_step(w->c, w->step, part);
+    return NULL;
+}
+
+/* The random chain built in parts by nw threads at once, every step on all of them before the next, linked
+ * directly or through the successor table; the start in *start. */
+static void par_threads(const struct chain_params *p, char *buf, uint32_t *scratch, size_t scratch_bytes, unsigned nw,
+                        bool table, void **start, size_t *n)
+{
+    static struct chain_par c;
+    static const enum chain_par_step direct[] = {CHAIN_PAR_COUNT, CHAIN_PAR_SCATTER, CHAIN_PAR_SHUFFLE,
+                                                 CHAIN_PAR_LINK};
+    static const enum chain_par_step by_table[] = {CHAIN_PAR_COUNT, CHAIN_PAR_SCATTER, CHAIN_PAR_SHUFFLE,
+                                                   CHAIN_PAR_SUCC,  CHAIN_PAR_WRITE,   CHAIN_PAR_TAIL};
+    const enum chain_par_step *steps = table ? by_table : direct;
+    size_t n_steps = table ? sizeof(by_table) / sizeof(by_table[0]) : sizeof(direct) / sizeof(direct[0]);
+    pthread_t th[8];
+    struct par_worker w[8];
+    assert_true(nw >= 1 && nw <= 8);
+    assert_int_equal(chain_par_init(&c, buf, p, scratch, scratch_bytes), 0);
+    for (size_t s = 0; s < n_steps; s++) {
+        for (unsigned k = 0; k < nw; k++) {
+            w[k] = (struct par_worker){&c, steps[s], k, nw};
+            assert_int_equal(pthread_create(&th[k], NULL, par_worker_run, &w[k]), 0);
+        }
+        for (unsigned k = 0; k < nw; k++)
+            assert_int_equal(pthread_join(th[k], NULL), 0);
+        if (steps[s] == CHAIN_PAR_COUNT)
+            chain_par_place(&c);
+    }
+    *start = chain_par_start(&c, n);
+}
+
+/* The same links, byte for byte, whether built on 1, 2, 3 or 7 threads at once, linked directly or through the
+ * successor table (chain_par_build_table too): one cycle over every line, for counts around the 64 parts and
+ * buckets, lines of 8 bytes (the table is half the chain) to 256, a partial line at the end (untouched), and a
+ * few seeds. Through the table the bytes after each link may change, and only in the chain's last 4 x n bytes. */
+static void test_par_table_same_chain_any_workers(void **state)
+{
+    (void)state;
+    static const size_t counts[] = {1, 2, 3, 5, 63, 64, 65, 127, 1000, 4099, 70001};
+    static const size_t lines[] = {8, 16, 64, 256};
+    static const unsigned workers[] = {1, 2, 3, 7};
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        for (size_t l = 0; l < sizeof(lines) / sizeof(lines[0]); l++) {
+            if (lines[l] >= 256 && counts[k] > 5000)
+                continue; /* enough lines above; keeps the test's memory small */
+            for (uint64_t seed = 0; seed < 2; seed++) {
+                size_t line = lines[l], n_lines = counts[k], tail = line / 2 + 3;
+                struct chain_params p = {.bytes = n_lines * line + tail, .line = line, .mode = CHAIN_RANDOM,
+                                         .seed = seed * 0x9E3779B97F4A7C15ull + k};
+                size_t need = chain_scratch_bytes(&p);
+                struct arena ref = arena_new(p.bytes, 4096, need), a = arena_new(p.bytes, 4096, need);
+                size_t n_ref = 0, n = 0;
+                void *s_ref = chain_par_build(ref.buf, &p, ref.scratch, need, &n_ref);
+                assert_non_null(s_ref);
+                assert_int_equal(n_ref, n_lines);
+                check_cycle(&ref, s_ref, n_ref, line, sel_all, NULL, NULL);
+                size_t table_at = n_lines * line - 4 * n_lines;
+                for (unsigned t = 0; t < 2; t++) {
+                    for (size_t w = 0; w < sizeof(workers) / sizeof(workers[0]); w++) {
+                        void *start = NULL;
+                        memset(a.buf, 0xA5, a.bytes);
+                        par_threads(&p, a.buf, a.scratch, need, workers[w], t == 1, &start, &n);
+                        assert_int_equal(n, n_ref);
+                        assert_int_equal((char *)start - a.buf, (char *)s_ref - ref.buf);
+                        for (size_t i = 0; i < n_lines; i++) {
+                            char *x = *(char **)(ref.buf + i * line), *y = *(char **)(a.buf + i * line);
+                            assert_int_equal(y - a.buf, x - ref.buf);
+                            /* the rest of a line: as it was, except inside the table */
+                            for (size_t b = i * line + 8; b < (i + 1) * line; b++)
+                                if (t == 0 || b < table_at)
+                                    assert_int_equal((unsigned char)a.buf[b], 0xA5);
+                        }
+                        assert_memory_equal(ref.buf + n_lines * line, a.buf + n_lines * line, tail);
+                    }
+                }
+                memset(a.buf, 0xA5, a.bytes);
+                void *start = chain_par_build_table(a.buf, &p, a.scratch, need, &n);
+                assert_int_equal((char *)start - a.buf, (char *)s_ref - ref.buf);
+                check_cycle(&a, start, n, line, sel_all, NULL, NULL);
+                arena_free(&ref);
+                arena_free(&a);
+            }
+        }
+    }
+}
+
+/* Through the table, every one of the (n-1)! cycles with equal probability, as Sattolo's. */
+static void test_par_table_uniform(void **state)
+{
+    (void)state;
+    assert_uniform_cycles_of_4(chain_par_build_table);
+}
+
 /* ---- CHAIN_PAGE in parts ---------------------------------------------------------------------------- */
 
 /* Worker k of nw: parts k, k + nw, ... (how bench/lat_common.c spreads them over CPUs). */
@@ -857,6 +963,7 @@ int main(void)
         cmocka_unit_test(test_bad_params),           cmocka_unit_test(test_verify_rejects),
         cmocka_unit_test(test_par_single_cycle_any_part_order), cmocka_unit_test(test_par_uniform_and_scattered),
         cmocka_unit_test(test_par_bad_params),
+        cmocka_unit_test(test_par_table_same_chain_any_workers), cmocka_unit_test(test_par_table_uniform),
         cmocka_unit_test(test_page_par_same_chain_any_workers), cmocka_unit_test(test_page_par_uniform),
         cmocka_unit_test(test_page_par_bad_params),
     };
