@@ -421,20 +421,24 @@ static pthread_t main_thread;
 /* 0, or -1 when the kernel could not populate (before Linux 5.14): the caller writes the buffer instead. */
 static int populate(uint8_t *p, uint64_t len, uint64_t page)
 {
-    static struct populate_job job; /* not on a stack that a worker past its time would outlive */
+    static struct populate_job shared; /* not on a stack that a worker past its time would outlive */
+    struct populate_job own, *job = &own;
     bool started[MAX_CPUS] = {false};
     uint32_t nw = 1;
-    /* only the main thread starts jobs (plat_start) */
-    if (page >= MiB(2) && len >= POPULATE_PAR_MIN && pthread_equal(pthread_self(), main_thread))
+    /* only the main thread starts jobs (plat_start), and only it uses `shared`: a worker that allocates
+     * populates its buffer alone, on its own stack's job */
+    if (page >= MiB(2) && len >= POPULATE_PAR_MIN && pthread_equal(pthread_self(), main_thread)) {
         nw = plat_cpu_count();
-    job = (struct populate_job){p, len, MAX(ALIGN_UP(POPULATE_CHUNK, page), page), 0, 0};
+        job = &shared;
+    }
+    *job = (struct populate_job){p, len, MAX(ALIGN_UP(POPULATE_CHUNK, page), page), 0, 0};
     for (uint32_t k = 1; k < nw; k++)
-        started[k] = plat_start(cpus[k].id, populate_run, &job) == 0;
-    populate_run(&job);
+        started[k] = plat_start(cpus[k].id, populate_run, job) == 0;
+    populate_run(job);
     for (uint32_t k = 1; k < nw; k++)
         if (started[k] && plat_wait(cpus[k].id) != 0)
-            job.failed = 1; /* a chunk may be half done: the caller writes the whole buffer */
-    return job.failed ? -1 : 0;
+            job->failed = 1; /* a chunk may be half done: the caller writes the whole buffer */
+    return job->failed ? -1 : 0;
 }
 
 int plat_alloc(struct plat_buf *b, uint64_t bytes, uint64_t page, int node, const char *why)
