@@ -34,37 +34,51 @@ double clock_core_ratio(const char **method)
 }
 
 
-/* One pair of windows, n adds then 2n, into w's next slot. */
-static void near_pair(struct core_chain_windows *w, enum timing_serialize ser)
+/* One pair of windows, n links of `chain` then 2n, into w's next slot. */
+static void near_pair(struct core_chain_windows *w, uint64_t (*chain)(uint64_t), uint64_t iters,
+                      enum timing_serialize ser)
 {
     uint64_t t0 = timing_read(ser);
-    near_sink += core_clock_add_chain(CLOCK_NEAR_ITERS);
+    near_sink += chain(iters);
     uint64_t t1 = timing_read(ser);
-    near_sink += core_clock_add_chain(2 * CLOCK_NEAR_ITERS);
+    near_sink += chain(2 * iters);
     uint64_t t2 = timing_read(ser);
     w->shrt[w->n] = t1 - t0;
     w->lng[w->n] = t2 - t1;
     w->n++;
 }
 
+/* One chain's draw: CLOCK_NEAR_PAIRS pairs, more until both minima are confirmed (core_windows_ratio). */
+static void near_draw(struct core_windows_ratio *r, uint64_t (*chain)(uint64_t), uint64_t iters, uint32_t latency,
+                      enum timing_serialize ser)
+{
+    struct core_chain_windows w = {.insns = iters * CORE_CLOCK_ADD_PER_ITER * latency, .step = meas_clock_step()};
+    near_sink += chain(iters); /* untimed: code and clock settled */
+    while (w.n < CLOCK_NEAR_PAIRS)
+        near_pair(&w, chain, iters, ser);
+    core_windows_ratio(r, &w);
+    while (!r->valid && w.n < CLOCK_NEAR_PAIRS_MAX) { /* interrupted: one more pair until both minima repeat */
+        near_pair(&w, chain, iters, ser);
+        core_windows_ratio(r, &w);
+    }
+}
+
 double clock_chain_ratio_now(enum timing_serialize ser, double *u)
 {
-    struct core_chain_windows w = {.insns = (uint64_t)CLOCK_NEAR_ITERS * CORE_CLOCK_ADD_PER_ITER,
-                                   .step = meas_clock_step()};
-    struct core_windows_ratio r;
-    near_sink += core_clock_add_chain(CLOCK_NEAR_ITERS); /* untimed: code and clock settled */
-    while (w.n < CLOCK_NEAR_PAIRS)
-        near_pair(&w, ser);
-    core_windows_ratio(&r, &w);
-    while (!r.valid && w.n < CLOCK_NEAR_PAIRS_MAX) { /* interrupted: one more pair until both minima repeat */
-        near_pair(&w, ser);
-        core_windows_ratio(&r, &w);
-    }
-    if (!r.valid)
+    struct core_windows_ratio add, imul = {0};
+    near_draw(&add, core_clock_add_chain, CLOCK_NEAR_ITERS, 1, ser);
+    /* the imul chain too, where its latency is known (the benchmark CPU's core_clock_measure): about as long */
+    uint32_t lat = C.valid ? C.start.chain[CORE_CHAIN_IMUL].latency : 0;
+    if (lat)
+        near_draw(&imul, core_clock_imul_chain, MAX(CLOCK_NEAR_ITERS / lat, 1u), lat, ser);
+    double ru;
+    enum core_chain which;
+    double r = core_near_pick(&add, &imul, &ru, &which);
+    if (r <= 0)
         return 0;
     if (u)
-        *u = r.u;
-    return r.ratio;
+        *u = ru;
+    return r;
 }
 
 double clock_ratio_combine(const double *ratios, const double *u, size_t n, double *u_out)

@@ -41,7 +41,7 @@ double clock_core_ratio(const char **method);
  * was measured. */
 double clock_tsc_rel_unc(void);
 
-/* The add_rr chain's core cycles per tick now, on the calling CPU, for converting what was just measured
+/* The core cycles per tick now, on the calling CPU, for converting what was just measured
  * (docs/measurement.md "Core clock and TSC", "Next to the measurement"): CLOCK_NEAR_PAIRS pairs of windows of
  * n = CLOCK_NEAR_ITERS x 256 dependent adds and 2n, more pairs one at a time (at most CLOCK_NEAR_PAIRS_MAX)
  * until each length's minimum is confirmed by a second window, then n / (min 2n - min n)
@@ -49,7 +49,9 @@ double clock_tsc_rel_unc(void);
  * About 50 us a pair at 3.7 GHz: a draw ~180 us, one that reads no clean window ~450 us (the bound on what a
  * contended spell costs; the caller then has the steady reference, clock_chain_ratio_ref). *u: its relative reading uncertainty, 2 clock steps (meas_clock_step) over
  * the difference. 0 when no pair of minima was confirmed (the CPU kept being interrupted) or the chain took
- * no time: the caller then uses the benchmark's ratio. */
+ * no time: the caller then uses the benchmark's ratio. The imul chain is drawn the same way where its latency
+ * is known (the benchmark CPU's core_clock), and the higher of the two taken within CORE_CLOCK_TOL
+ * (core_near_pick: outside contention slows the chains unequally, never speeds one up); about twice the time. */
 #define CLOCK_NEAR_ITERS 256
 #define CLOCK_NEAR_PAIRS 3
 #define CLOCK_NEAR_PAIRS_MAX 8

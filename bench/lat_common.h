@@ -32,10 +32,10 @@ struct lat_result {
 
 /* cycles_method of a chase converted with the add chain timed right after it (clock_chain_ratio_now), and of a
  * figure combined from replicates each converted so (clock_ratio_combine). */
-#define LAT_CYCLES_AFTER "core_tsc_ratio:add_rr_chain, after the measurement"
-#define LAT_CYCLES_AFTER_EACH "core_tsc_ratio:add_rr_chain, after each replicate (median)"
+#define LAT_CYCLES_AFTER "core_tsc_ratio:clock_chains, after the measurement"
+#define LAT_CYCLES_AFTER_EACH "core_tsc_ratio:clock_chains, after each replicate (median)"
 /* ... and of a chase whose draw read no clean window: the chain's steady reference (clock_chain_ratio_ref) */
-#define LAT_CYCLES_STEADY "core_tsc_ratio:add_rr_chain, steady reference"
+#define LAT_CYCLES_STEADY "core_tsc_ratio:clock_chains, steady reference"
 /* ... and of a figure derived from a sweep plateau: the median of its points' cycles, each its own conversion */
 #define LAT_CYCLES_PLATEAU "sweep_points:median of the plateau's points' cycles"
 

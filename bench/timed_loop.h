@@ -66,7 +66,7 @@ void pm_cycles_stats(const struct pm_result *r, double per_iter, struct stats *o
  * chain's steady reference, clock_chain_ratio_ref); the replicate's ticks are converted with it (its
  * uncertainty as the factor's, stats_scale_unc) before the replicates are combined, so that the
  * figure's interval holds how the clock, and its measurement, moved during the run. */
-#define PM_RATIO_PER_REPLICATE "core_tsc_ratio:add_rr_chain, per replicate"
+#define PM_RATIO_PER_REPLICATE "core_tsc_ratio:clock_chains, per replicate"
 
 /* One figure of a batch measured with pm_measure_interleaved: fn(arg) with options o, its result in *r and
  * rc 0 (or -1 as pm_measure). */

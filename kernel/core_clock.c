@@ -154,6 +154,24 @@ void core_windows_ratio(struct core_windows_ratio *r, const struct core_chain_wi
     r->valid = r->confirmed >= CORE_WINDOWS_CONFIRM;
 }
 
+double core_near_pick(const struct core_windows_ratio *add, const struct core_windows_ratio *imul, double *u,
+                      enum core_chain *which)
+{
+    const struct core_windows_ratio *use = NULL;
+    bool a = add && add->valid && add->ratio > 0, m = imul && imul->valid && imul->ratio > 0;
+    if (a && m) {
+        double q = imul->ratio / add->ratio - 1;
+        use = (q < 0 ? -q : q) <= CORE_CLOCK_TOL && q > 0 ? imul : add;
+    } else if (a) {
+        use = add;
+    } else if (m) {
+        use = imul;
+    }
+    *which = use == add && use ? CORE_CHAIN_ADD : use ? CORE_CHAIN_IMUL : CORE_CHAIN_COUNT;
+    *u = use ? use->u : 0;
+    return use ? use->ratio : 0;
+}
+
 static void note_append(struct core_clock *c, const char *text)
 {
     size_t len = strlen(c->note);
@@ -252,6 +270,7 @@ static TIMED_FN uint64_t imul_chain(uint64_t iters)
 }
 
 uint64_t core_clock_add_chain(uint64_t iters) { return add_rr_chain(iters); }
+uint64_t core_clock_imul_chain(uint64_t iters) { return imul_chain(iters); }
 
 static volatile uint64_t chain_sink; /* keeps the chains' results live */
 

@@ -117,6 +117,18 @@ struct core_windows_ratio {
  */
 void core_windows_ratio(struct core_windows_ratio *r, const struct core_chain_windows *w);
 
+/*
+ * Of two draws next to a measurement, one on each chain (add: the windows' insns in adds; imul: in imul
+ * latencies), the one to convert with; *u its reading uncertainty, *which the chain. Contention from outside
+ * the benchmark (another thread on the core's ALUs, the host's neighbour on the core) only lengthens a
+ * chain, and not the two alike: the add chain can read 0.7 % or, for moments, 11 % low while the imul chain
+ * reads the clock (docs/measurement.md "Next to the measurement"). So within CORE_CLOCK_TOL of each other the
+ * HIGHER reading is taken; beyond it the higher one is the suspect (a shortcut, as in core_clock_decide) and
+ * the add chain's is kept. Either alone when only it is valid; 0 (and *which CORE_CHAIN_COUNT) when neither.
+ */
+double core_near_pick(const struct core_windows_ratio *add, const struct core_windows_ratio *imul, double *u,
+                      enum core_chain *which);
+
 /* ---- measuring ------------------------------------------------------------------------------------------ */
 
 /*
@@ -132,6 +144,8 @@ int core_clock_measure(struct core_clock *out, bool use_aperf);
  * cycle counter): the add chain for `iters` x 256 instructions. Returns a value to keep it live. */
 uint64_t core_clock_add_chain(uint64_t iters);
 #define CORE_CLOCK_ADD_PER_ITER 256
+/* The imul chain for `iters` x 256 dependent imuls (each core_clock_imul_latency cycles). */
+uint64_t core_clock_imul_chain(uint64_t iters);
 
 /* As an object: {ratio, method, spread, add, imul, agree, suspect, note, aperf, imul_latency} with the
  * chains' ratios null when not measured. For per-CPU / per-benchmark records. */

@@ -37,9 +37,9 @@ def assert_units(r, parsed, what):
     assert r["cycles"] == pytest.approx(r["tsc"] * r["core_tsc_ratio"], rel=1e-6), what
     clocks = [c["clock"] for c in parsed.by_type("core_clock") if c["cpu"] == 0 and c["status"] == "ok"]
     u = r["core_tsc_ratio_u"]
-    if r["cycles_method"] in ("core_tsc_ratio:add_rr_chain, after the measurement",
-                              "core_tsc_ratio:add_rr_chain, after each replicate (median)",
-                              "core_tsc_ratio:add_rr_chain, steady reference"):
+    if r["cycles_method"] in ("core_tsc_ratio:clock_chains, after the measurement",
+                              "core_tsc_ratio:clock_chains, after each replicate (median)",
+                              "core_tsc_ratio:clock_chains, steady reference"):
         # The add chain timed again right after the chase (each replicate's, their median; or its steady
         # reference when no window read clean): only where the benchmark's ratio is that chain's; its
         # uncertainty stated (at least its reading, 2 clock steps).

@@ -72,6 +72,36 @@ static void w_clean(struct core_chain_windows *w, uint32_t n, double ratio)
 
 /* Clean windows: the ratio within its stated reading uncertainty (2 steps over the difference) of the truth,
  * every window confirmed, none disturbed. */
+/* Two draws next to a measurement (core_near_pick): outside contention only slows a chain, so within
+ * CORE_CLOCK_TOL the higher is the clock; beyond it the higher is the suspect and the add chain stays. The
+ * numbers are a real run's (a host-disturbed one: add 1.4125 where imul and every other run read 1.4229). */
+static void test_near_pick(void **state)
+{
+    (void)state;
+    struct core_windows_ratio add = {.valid = true, .ratio = 1.41251, .u = 1.1e-3},
+                              imul = {.valid = true, .ratio = 1.42290, .u = 1.2e-3}, none = {0};
+    enum core_chain which;
+    double u;
+    assert_near(core_near_pick(&add, &imul, &u, &which), 1.42290, 1e-12); /* the add chain was slowed */
+    assert_int_equal(which, CORE_CHAIN_IMUL);
+    assert_near(u, 1.2e-3, 1e-15);
+    struct core_windows_ratio slow_imul = imul;
+    slow_imul.ratio = 1.40;
+    assert_near(core_near_pick(&add, &slow_imul, &u, &which), 1.41251, 1e-12); /* now imul was: add stays */
+    assert_int_equal(which, CORE_CHAIN_ADD);
+    struct core_windows_ratio shortcut = imul;
+    shortcut.ratio = add.ratio * (1 + CORE_CLOCK_TOL) * 1.01; /* beyond the tolerance: a shortcut, not kept */
+    assert_near(core_near_pick(&add, &shortcut, &u, &which), 1.41251, 1e-12);
+    assert_int_equal(which, CORE_CHAIN_ADD);
+    assert_near(core_near_pick(&none, &imul, &u, &which), 1.42290, 1e-12); /* add found no clean window */
+    assert_int_equal(which, CORE_CHAIN_IMUL);
+    assert_near(core_near_pick(&add, &none, &u, &which), 1.41251, 1e-12); /* imul latency unknown */
+    assert_int_equal(which, CORE_CHAIN_ADD);
+    assert_near(core_near_pick(&add, NULL, &u, &which), 1.41251, 1e-12);
+    assert_true(core_near_pick(&none, &none, &u, &which) == 0);
+    assert_int_equal(which, CORE_CHAIN_COUNT);
+}
+
 static void test_windows_clean(void **state)
 {
     (void)state;
@@ -423,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_nothing_measured),
         cmocka_unit_test(test_imul_latency_table),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_near_pick),
         cmocka_unit_test(test_windows_clean),
         cmocka_unit_test(test_windows_interruptions),
         cmocka_unit_test(test_windows_unconfirmed),
