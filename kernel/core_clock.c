@@ -160,8 +160,8 @@ double core_near_pick(const struct core_windows_ratio *add, const struct core_wi
     const struct core_windows_ratio *use = NULL;
     bool a = add && add->valid && add->ratio > 0, m = imul && imul->valid && imul->ratio > 0;
     if (a && m) {
-        double q = imul->ratio / add->ratio - 1;
-        use = (q < 0 ? -q : q) <= CORE_CLOCK_TOL && q > 0 ? imul : add;
+        double q = imul->ratio / add->ratio - 1; /* imul higher, and not by more than a shortcut would be */
+        use = q > 0 && q <= CORE_CLOCK_TOL ? imul : add;
     } else if (a) {
         use = add;
     } else if (m) {

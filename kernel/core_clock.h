@@ -121,10 +121,12 @@ void core_windows_ratio(struct core_windows_ratio *r, const struct core_chain_wi
  * Of two draws next to a measurement, one on each chain (add: the windows' insns in adds; imul: in imul
  * latencies), the one to convert with; *u its reading uncertainty, *which the chain. Contention from outside
  * the benchmark (another thread on the core's ALUs, the host's neighbour on the core) only lengthens a
- * chain, and not the two alike: the add chain can read 0.7 % or, for moments, 11 % low while the imul chain
- * reads the clock (docs/measurement.md "Next to the measurement"). So within CORE_CLOCK_TOL of each other the
- * HIGHER reading is taken; beyond it the higher one is the suspect (a shortcut, as in core_clock_decide) and
- * the add chain's is kept. Either alone when only it is valid; 0 (and *which CORE_CHAIN_COUNT) when neither.
+ * chain, and not the two alike: a benchmark's add-chain draws read 0.7 % low while the imul chain read the
+ * clock (and the add chain's long runs 11 % low for moments; docs/measurement.md "Two chains, the higher").
+ * So within CORE_CLOCK_TOL of each other the HIGHER reading is taken; beyond it the higher one is the suspect
+ * (a shortcut, as in core_clock_decide) and the add chain's is kept, so an add chain slowed by more than
+ * CORE_CLOCK_TOL is not corrected. Either alone when only it is valid; 0 (and *which CORE_CHAIN_COUNT) when
+ * neither.
  */
 double core_near_pick(const struct core_windows_ratio *add, const struct core_windows_ratio *imul, double *u,
                       enum core_chain *which);
