@@ -40,6 +40,17 @@ const char *lat_cycles_method_combined(const char *method, const double *u, size
     return stated > 1 ? LAT_CYCLES_AFTER_EACH : stated == 1 ? LAT_CYCLES_AFTER : method;
 }
 
+void lat_result_combine_own(const struct meas_result *reps, const double *ratio, const double *ratio_u, size_t n,
+                            double fallback_ratio, double fallback_u, const char *method, struct lat_result *r)
+{
+    double u, k = clock_ratio_combine(ratio, ratio_u, n, &u);
+    if (!(k > 0)) {
+        k = fallback_ratio;
+        u = fallback_u;
+    }
+    lat_result_combine(reps, n, k, u, lat_cycles_method_combined(method, ratio_u, n), r);
+}
+
 struct meas_result lat_result_rep(const struct lat_result *r)
 {
     return (struct meas_result){.st = r->tsc, .converged = r->converged, .budget_hit = r->budget_hit,

@@ -47,6 +47,11 @@ void lat_result_from(struct lat_result *r, const struct stats *tsc, double ratio
  * target) and judges it. */
 void lat_result_combine(const struct meas_result *reps, size_t n, double ratio, double ratio_u,
                         const char *cycles_method, struct lat_result *r);
+/* lat_result_combine in the cycles of the replicates' own time: the ratio is clock_ratio_combine over ratio[] and
+ * ratio_u[] (each replicate's), its method lat_cycles_method_combined(method, ...); where no replicate has a
+ * ratio, fallback_ratio and fallback_u (the latest replicate's, or the first). r may hold the fallback values. */
+void lat_result_combine_own(const struct meas_result *reps, const double *ratio, const double *ratio_u, size_t n,
+                            double fallback_ratio, double fallback_u, const char *method, struct lat_result *r);
 /* What lat_result_combine needs of one replicate. */
 struct meas_result lat_result_rep(const struct lat_result *r);
 /* Sets r->v from the CI against the profile's target, r->converged and the profile's minimum n (ok or

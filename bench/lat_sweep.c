@@ -84,7 +84,7 @@ static void emit_series(const struct series *s, uint64_t top)
 static const char *ratio_how; /* how the latest ratio_now was measured, for the console */
 
 /* The benchmark CPU's core/TSC ratio now (0 when it cannot be measured): where the points are converted with the
- * add chain timed after each replicate, the same chain's steady reference (clock_chain_ratio_steady, on this
+ * clock chains timed after each replicate, the same chains' steady reference (clock_chain_ratio_steady, on this
  * CPU: the chase runs on the calling one), so that the drift rule and the conversion see one clock; else the
  * platform's measurement (a cycle counter, APERF/MPERF, or the chains' long runs). */
 static double ratio_now(uint32_t cpu)
@@ -94,7 +94,7 @@ static double ratio_now(uint32_t cpu)
         /* no falling back to the chains' long runs here: when no short window pair was clean, they lost cycles
          * too (a 0.5 ms run took an interruption in most of 7 on the shared test box), and a ratio read low
          * would re-measure a series for nothing */
-        ratio_how = "add_rr_chain windows";
+        ratio_how = "clock chain windows";
         return clock_chain_ratio_steady(plat_config()->serialize, &u);
     }
     ratio_how = "core_clock";
@@ -268,15 +268,9 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
         struct lat_result *r = &pt[j].r;
         /* in cycles with the median of the replicates' own ratios, each timed right after its replicate: a
          * replicate's ratio is a moment's, and the figure is a median over replicates a whole pass apart */
-        if (!pt[j].whole && pt[j].got > 1) {
-            double u, ratio = clock_ratio_combine(pt[j].ratio, pt[j].ratio_u, pt[j].got, &u);
-            const char *how = lat_cycles_method_combined(r->cycles_method, pt[j].ratio_u, pt[j].got);
-            if (!(ratio > 0)) {
-                ratio = r->ratio;
-                u = r->ratio_u;
-            }
-            lat_result_combine(pt[j].rep, pt[j].got, ratio, u, how, r);
-        }
+        if (!pt[j].whole && pt[j].got > 1)
+            lat_result_combine_own(pt[j].rep, pt[j].ratio, pt[j].ratio_u, pt[j].got, r->ratio, r->ratio_u,
+                                   r->cycles_method, r);
         s->ns[j] = r->ns;
         s->cycles[j] = r->cycles;
         s->cv[j] = r->tsc.spread;

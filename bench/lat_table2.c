@@ -82,12 +82,7 @@ static void rep_combine(const struct rep_set *rs, struct lat_result *r)
         *r = rs->last;
         return;
     }
-    double u, ratio = clock_ratio_combine(rs->ratio, rs->ratio_u, rs->got, &u);
-    if (!(ratio > 0)) {
-        ratio = rs->last.ratio;
-        u = rs->last.ratio_u;
-    }
-    lat_result_combine(rs->rep, rs->got, ratio, u, lat_cycles_method_combined(rs->method, rs->ratio_u, rs->got), r);
+    lat_result_combine_own(rs->rep, rs->ratio, rs->ratio_u, rs->got, rs->last.ratio, rs->last.ratio_u, rs->method, r);
 }
 
 /* "replicate_ms" (each replicate's start, ms after the Table 2 rows began), "replicate_ns" (its median) and
