@@ -76,6 +76,7 @@ static void usage(void)
 static void run_record(const struct config *cfg, bool quick, const char *cfg_err)
 {
     const struct host_info *h = host_info();
+    const char *samples_why;
     const struct run_desc d = {
         .version = PMB_VERSION,
         .git = PMB_GITREV,
@@ -95,6 +96,8 @@ static void run_record(const struct config *cfg, bool quick, const char *cfg_err
         .numa_nodes = h->nodes,
         .quick = quick,
         .profile_why = cfg->profile == PROFILE_AUTO ? "auto: hosted runner" : "config",
+        .minimal_samples = config_minimal_samples(cfg->samples, false, &samples_why),
+        .minimal_samples_why = samples_why,
         .cfg = cfg,
         .cfg_error = cfg_err,
     };
