@@ -91,3 +91,21 @@ def test_samples_minimal_and_bad_value():
     assert bad.run.status == "error"
     msg = bad.run.first("error")["message"]
     assert msg == "load options: bad value 'full' for 'samples': expected auto|minimal|normal", msg
+
+
+def test_two_nodes_build_on_the_benchmark_cpus_node():
+    # 4 vCPUs in two NUMA nodes: a chain lives in the benchmark CPU's node, and so do the CPUs that build it
+    # (par_cpus: the benchmark CPU and the other CPUs of its node), 2 of the 4
+    b = boot(smp=4, mem="2G", numa=2, timeout=240,
+             args="bench=latency samples=normal profile=quick sweep_top=16M time_budget_ms=1")
+    assert b.run.status == "ok" and b.run.run["cpus"] == 4 and b.run.run["numa_nodes"] == 2
+    cpus = b.one("smp")["cpus"]
+    node = cpus[0]["node"]
+    same = len([c for c in cpus if c["online"] and c["node"] == node])
+    assert same == 2
+    series, points = series_of(b), points_of(b)
+    assert {("random", 4096), ("random", 2 << 20)} <= set(series)
+    for key, s in series.items():
+        assert any(p["lines"] >= PAR_MIN_LINES for p in points[key]), key
+        assert s["build_cpus"] == same, s
+        assert all(p["quality"] in ("ok", "noisy") and int(p["chain_digest"], 16) != 0 for p in points[key])
