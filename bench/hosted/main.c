@@ -22,8 +22,8 @@
 /* The pmubench.cfg keys this runner honours (crash_test: ud, gp and pf, raised through the guarded child; the
  * other kinds are refused); the others (serial, baud, on_finish, trace_msr, pmu_assume, events, acpi_dump, turbo)
  * drive the UEFI image's hardware and are accepted here only so that one config file serves both. */
-static const char *const hosted_keys[] = {"profile", "bench",          "max_bytes",  "max_cpus", "seed",
-                                          "serialize", "time_budget_ms", "crash_test", "sweep_top"};
+static const char *const hosted_keys[] = {"profile",   "bench",          "max_bytes",  "max_cpus",  "seed",
+                                          "serialize", "time_budget_ms", "crash_test", "sweep_top", "samples"};
 
 static bool hosted_key(const char *name)
 {
