@@ -212,9 +212,9 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             void *start = lat_chain((uint8_t *)buf.ptr + off, &p, scratch, &n);
             s->build_seconds += lat_tsc_to_ns((double)lat_chain_last.ticks) * 1e-9;
             s->build_cpus = MAX(s->build_cpus, lat_chain_last.cpus);
-            /* pass 0's chain: its first links as a digest, checked on the way (a chain built in parts of 2^16
-             * lines or more is not walked whole by lat_chain); the same seed gives the same digest whether one
-             * CPU or several built it (measure/chain.h), which the records let a reader compare */
+            /* pass 0's chain: its first links as a digest, checked on the way (lat_chain walks a chain whole
+             * only up to 2^16 lines); the same seed gives the same digest whether one CPU or several built it
+             * (measure/chain.h), which the records let a reader compare */
             uint64_t digest = start && !k ? chain_digest(start, n, (uint8_t *)buf.ptr + off, p.bytes) : 0;
             if (!k && !digest)
                 start = NULL;
