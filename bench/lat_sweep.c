@@ -117,6 +117,7 @@ static struct {
     size_t grid_i;        /* its size in grid[] */
     bool whole;           /* measured in all its replicates in pass 0 (above lat_fresh_max_bytes) */
     size_t got;           /* replicates in rep[] */
+    uint64_t digest;      /* chain_digest of replicate 0's chain (pass 0) */
     struct meas_result rep[MEAS_REPLICATES_FULL];
     uint64_t off[MEAS_REPLICATES_FULL]; /* where each replicate's chain sat: bytes from the buffer's start */
     double ratio[MEAS_REPLICATES_FULL], ratio_u[MEAS_REPLICATES_FULL]; /* each replicate's own core/TSC ratio */
@@ -211,6 +212,12 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             void *start = lat_chain((uint8_t *)buf.ptr + off, &p, scratch, &n);
             s->build_seconds += lat_tsc_to_ns((double)lat_chain_last.ticks) * 1e-9;
             s->build_cpus = MAX(s->build_cpus, lat_chain_last.cpus);
+            /* pass 0's chain: its first links as a digest, checked on the way (lat_chain walks a chain whole
+             * only up to 2^16 lines); the same seed gives the same digest whether one CPU or several built it
+             * (measure/chain.h), which the records let a reader compare */
+            uint64_t digest = start && !k ? chain_digest(start, n, (uint8_t *)buf.ptr + off, p.bytes) : 0;
+            if (!k && !digest)
+                start = NULL;
             /* Above the LLC the built chain is already in a random cache and TLB state: a fixed number of loads
              * warms the code and the walk (a full pass would cost as much as the bytes, docs/latency.md "Sweep");
              * with replicates (R > 1) the R replicates of such a point share that warm-up, LAT_SWEEP_WARM_LOADS / R
@@ -244,6 +251,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             pt[s->n].grid_i = i;
             pt[s->n].whole = whole;
             pt[s->n].lines = n;
+            pt[s->n].digest = digest;
             pt[s->n].r = r;
             pt[s->n].rep[0] = lat_result_rep(&r);
             pt[s->n].off[0] = off;
@@ -303,6 +311,7 @@ static void emit_points(const struct series *s)
             json_uint(j, pt[i].off[k]);
         json_arr_end(j);
         json_kv_bool(j, "fresh_chains", !pt[i].whole); /* each replicate its own permutation, a pass apart */
+        json_kv_hex(j, "chain_digest", pt[i].digest);  /* replicate 0's chain (chain_digest) */
         char name[LEDGER_NAME_MAX];
         fmt_snprintf(name, sizeof(name), "latency_sweep/%s/%lu/%lu", s->mode_name, (unsigned long)s->page_bytes,
                      (unsigned long)s->bytes[i]);
@@ -321,7 +330,13 @@ static void run_series(struct series *s, size_t idx, size_t n_grid, uint64_t top
 {
     s->tries = 1;
     measure_series(s, idx, n_grid, top, llc, scratch);
-    if (s->ok && drifted(s->ratio0, s->ratio1)) {
+    /* Minimal samples (QEMU TCG): the emulated clock moves with the host's load and a second try measures nothing
+     * the first did not (it cost 0.07-0.19 s a series under `make run`, in half the series with two CPU hogs);
+     * the record still says clock_steady false (docs/measurement.md "Minimal mode"). */
+    if (s->ok && drifted(s->ratio0, s->ratio1) && plat_config()->minimal)
+        plat_printf("  series %s %lu: core/TSC ratio %.4f at its start, %.4f at its end: not measured again "
+                    "(minimal samples)\n", s->mode_name, (unsigned long)s->page_bytes, s->ratio0, s->ratio1);
+    else if (s->ok && drifted(s->ratio0, s->ratio1)) {
         plat_printf("  series %s %lu: core/TSC ratio %.4f at its start (by %s), %.4f at its end (by %s): measured "
                     "again\n", s->mode_name, (unsigned long)s->page_bytes, s->ratio0, s->how0, s->ratio1, s->how1);
         s->tries = 2;

@@ -71,11 +71,13 @@ static const struct cfg_key keys[CFG_KEY_COUNT] = {
     [CFG_KEY_SWEEP_TOP] = {"sweep_top", K_SIZE, FIELD(sweep_top), 4096,
                            "0 or a byte count of at least 4K, optionally with K M G T or KiB MiB GiB TiB", "0",
                            "largest working set of the latency sweep (lat_mem_rd's size); 0 means 4x the LLC"},
+    [CFG_KEY_SAMPLES] = {"samples", K_ENUM, FIELD(samples), 0, "auto|minimal|normal", "auto",
+                         "minimal: every benchmark takes its minimum samples; auto: minimal under QEMU TCG only"},
 };
 
 _Static_assert(CFG_KEY_COUNT <= 32, "set_mask has one bit per key");
 _Static_assert(sizeof(enum cfg_profile) == sizeof(int) && sizeof(enum cfg_finish) == sizeof(int) &&
-                   sizeof(enum cfg_turbo) == sizeof(int),
+                   sizeof(enum cfg_turbo) == sizeof(int) && sizeof(enum cfg_samples) == sizeof(int),
                "K_ENUM stores an int");
 
 /* ---- small text helpers ------------------------------------------------------------------- */
@@ -592,6 +594,23 @@ int config_parse_args(struct config *c, const char *args, const char *origin, ch
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
+
+bool config_minimal_samples(enum cfg_samples samples, bool emulated, const char **why)
+{
+    switch (samples) {
+    case CFG_SAMPLES_MINIMAL:
+        *why = "config: samples=minimal";
+        return true;
+    case CFG_SAMPLES_NORMAL:
+        *why = emulated ? "config: samples=normal under QEMU TCG (every sample taken; emulated timing means nothing)"
+                        : "config: samples=normal";
+        return false;
+    case CFG_SAMPLES_AUTO:
+    default:
+        *why = emulated ? "auto: QEMU TCG (hypervisor CPUID leaf): emulated timing means nothing" : "";
+        return emulated;
+    }
+}
 
 void config_to_json(const struct config *c, struct json *j)
 {

@@ -8,6 +8,8 @@
 enum cfg_profile { PROFILE_AUTO, PROFILE_QUICK, PROFILE_FULL };
 enum cfg_finish { FINISH_SHUTDOWN, FINISH_REBOOT, FINISH_HALT };
 enum cfg_turbo { CFG_TURBO_LEAVE, CFG_TURBO_OFF }; /* turbo=: leave it as the firmware set it, or switch it off */
+/* samples=: auto (minimal under QEMU TCG, else normal), minimal (the minimum everywhere), normal (as on hardware) */
+enum cfg_samples { CFG_SAMPLES_AUTO, CFG_SAMPLES_MINIMAL, CFG_SAMPLES_NORMAL };
 
 #define CFG_SERIAL_AUTO (-1) /* SPCR if the firmware has one, else COM1 (0x3F8) */
 #define CFG_SERIAL_NONE 0
@@ -18,7 +20,7 @@ enum cfg_turbo { CFG_TURBO_LEAVE, CFG_TURBO_OFF }; /* turbo=: leave it as the fi
  * file `pmubench snippet --print-config` writes: 16 snippets of 2048 code and 2048 init bytes, 64 bytes per hex line,
  * with their comments and keys (about 220 KiB). docs/config.md, "pmubench.cfg syntax". */
 #define CFG_FILE_MAX (256u * 1024u)
-#define CFG_KEY_COUNT_ 17 /* = CFG_KEY_COUNT below (struct config needs it first) */
+#define CFG_KEY_COUNT_ 18 /* = CFG_KEY_COUNT below (struct config needs it first) */
 
 struct config {
     enum cfg_profile profile;
@@ -38,6 +40,7 @@ struct config {
     char crash_test[8];   /* none|ud|gp|pf|nested|ap_ud|ap_hang: fault on purpose (tests) */
     enum cfg_turbo turbo; /* leave|off, applied on every CPU (kernel/turbo.c) */
     uint64_t sweep_top;   /* the latency sweep's largest working set; 0 = the rule from the LLC */
+    enum cfg_samples samples; /* auto|minimal|normal: minimal samples (docs/measurement.md "Minimal mode") */
     uint32_t set_mask;    /* bit CFG_SET(key) per key given explicitly */
     /* Where each key given explicitly was last set, for errors found after parsing (config_blame): the origin
      * the parser was given (it must outlive the config: a literal, argv) and the line (0: load options). */
@@ -70,6 +73,7 @@ enum cfg_key_id {
     CFG_KEY_CRASH_TEST,
     CFG_KEY_TURBO,
     CFG_KEY_SWEEP_TOP,
+    CFG_KEY_SAMPLES,
     CFG_KEY_COUNT
 };
 #define CFG_SET(id) (1u << (id))
@@ -108,6 +112,11 @@ int config_verror(const char *origin, unsigned line, char *err, size_t errlen, c
  * cannot raise): puts "<origin>:<line>: " (or "<origin>: ") of where key id was set in front of the message in
  * err, so every config error names its origin and line. Returns -1. */
 int config_blame(const struct config *c, enum cfg_key_id id, char *err, size_t errlen);
+
+/* The samples rule (docs/measurement.md "Minimal mode"): whether the run takes minimal samples, given samples= and
+ * whether it runs under an emulator whose timing means nothing (QEMU TCG; the hosted runner passes false), and
+ * why in *why: "auto: ..." or "config: samples=...". *why is "" where there is nothing to say (auto, not emulated). */
+bool config_minimal_samples(enum cfg_samples samples, bool emulated, const char **why);
 
 /* Writes an object with every key's effective value, in the syntax the parser accepts. */
 void config_to_json(const struct config *c, struct json *j);

@@ -105,9 +105,10 @@ static void choose_profile(void)
         K.profile_why = K.cpu.hv_vendor[0] ? "auto: hardware-assisted VM" : "auto: bare metal";
     }
     /* Under TCG an instruction has no latency of its own, so no figure means anything: samples beyond the
-     * minimum and convergence loops would buy nothing but time (docs/measurement.md "Minimal mode"). */
-    K.minimal = K.cpu.is_qemu_tcg;
-    K.minimal_why = K.minimal ? "QEMU TCG (hypervisor CPUID leaf): emulated timing means nothing" : "";
+     * minimum and convergence loops would buy nothing but time (docs/measurement.md "Minimal mode"), unless
+     * samples=normal asks for them (to run the code that only full sampling reaches, such as the parallel chain
+     * builder on the APs). */
+    K.minimal = config_minimal_samples(K.cfg.samples, K.cpu.is_qemu_tcg, &K.minimal_why);
 }
 
 static void memory_setup(struct boot_info *bi)

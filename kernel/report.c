@@ -81,6 +81,8 @@ void report_run_end(struct json *j)
     kprintf("Profile  %s (%s)\n", K.profile == PROFILE_QUICK ? "quick" : "full", K.profile_why);
     if (K.minimal)
         kprintf("Samples  minimum only, no convergence loops (%s)\n", K.minimal_why);
+    else if (K.minimal_why[0])
+        kprintf("Samples  as on hardware (%s)\n", K.minimal_why);
 }
 
 static void report_cpu(void)

@@ -74,7 +74,7 @@ void run_desc_json_tail(struct json *j, const struct run_desc *d)
     json_kv_str(j, "profile", d->quick ? "quick" : "full");
     json_kv_str(j, "profile_why", d->profile_why);
     json_kv_bool(j, "minimal_samples", d->minimal_samples);
-    if (d->minimal_samples)
+    if (d->minimal_samples || (d->minimal_samples_why && d->minimal_samples_why[0]))
         json_kv_str(j, "minimal_samples_why", d->minimal_samples_why ? d->minimal_samples_why : "");
     json_key(j, "config");
     if (d->cfg_error || !d->cfg) {

@@ -36,7 +36,7 @@ struct run_desc {
     bool quick;                   /* "profile": "quick" or "full" */
     const char *profile_why;
     bool minimal_samples;         /* every benchmark took its minimum samples, no convergence loops ... */
-    const char *minimal_samples_why; /* ... and why (written only when minimal_samples) */
+    const char *minimal_samples_why; /* ... and why (written when minimal_samples or non-empty: samples=) */
     const struct config *cfg;
     const char *cfg_error;        /* non-NULL: "config" is {"error": cfg_error} instead of cfg */
 };

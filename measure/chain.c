@@ -239,6 +239,31 @@ bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t byt
     return p == start;
 }
 
+uint64_t chain_digest(const void *start, size_t n_elems, const void *buf, size_t bytes)
+{
+    const char *lo = buf;
+    const void *p = start;
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64-bit offset basis and prime */
+    size_t steps = MIN(n_elems, (size_t)CHAIN_DIGEST_LINKS);
+
+    if (!start || !buf || n_elems == 0 || bytes < sizeof(void *))
+        return 0;
+    for (size_t i = 1; i <= steps; i++) {
+        const char *c = p;
+        if (c < lo || (size_t)(c - lo) > bytes - sizeof(void *) || (uintptr_t)c % sizeof(void *) != 0)
+            return 0;
+        uint64_t off = (uint64_t)(c - lo);
+        for (int b = 0; b < 8; b++)
+            h = (h ^ ((off >> (8 * b)) & 0xff)) * 0x100000001b3ull;
+        p = *(const void *const *)p;
+        if (p == start && i != n_elems)
+            return 0;
+    }
+    if (n_elems <= CHAIN_DIGEST_LINKS && p != start)
+        return 0;
+    return h ? h : 1;
+}
+
 /* ---- CHAIN_RANDOM in parts (chain.h) ---------------------------------------------------------------------- */
 
 static size_t slice_lo(const struct chain_par *c, unsigned w)

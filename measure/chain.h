@@ -57,6 +57,18 @@ void *chain_build(void *buf, const struct chain_params *p, void *scratch, size_t
  * the walk first returns to start after exactly n_elems steps: a cheap self-check before measuring. */
 bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t bytes);
 
+/* Links chain_digest follows: a few microseconds on hardware for every sweep point, so that records can show that
+ * two runs with the same seed built the same chains (one CPU or several: chain_par's chain does not depend on how
+ * many CPUs ran its parts). */
+#define CHAIN_DIGEST_LINKS 1024
+
+/* FNV-1a (64-bit) over the byte offsets from buf of the first min(n_elems, CHAIN_DIGEST_LINKS) elements from
+ * start, in chain order: equal for the same chain at the same place of a buffer. The walk checks what
+ * chain_verify checks on the elements it visits (inside [buf, buf + bytes), aligned, not back at start before
+ * n_elems steps; back at start after exactly n_elems when n_elems <= CHAIN_DIGEST_LINKS) and returns 0 when
+ * one fails (a digest is never 0 otherwise). */
+uint64_t chain_digest(const void *start, size_t n_elems, const void *buf, size_t bytes);
+
 /* ---- CHAIN_RANDOM built in parts, on several CPUs at once --------------------------------------------------
  * The same kind of cycle as CHAIN_RANDOM (a uniformly random cyclic order of every line), built in steps
  * whose CHAIN_PAR_PARTS parts may run on different CPUs at the same time (the caller runs every part of a

@@ -22,8 +22,8 @@
 /* The pmubench.cfg keys this runner honours (crash_test: ud, gp and pf, raised through the guarded child; the
  * other kinds are refused); the others (serial, baud, on_finish, trace_msr, pmu_assume, events, acpi_dump, turbo)
  * drive the UEFI image's hardware and are accepted here only so that one config file serves both. */
-static const char *const hosted_keys[] = {"profile", "bench",          "max_bytes",  "max_cpus", "seed",
-                                          "serialize", "time_budget_ms", "crash_test", "sweep_top"};
+static const char *const hosted_keys[] = {"profile",   "bench",          "max_bytes",  "max_cpus",  "seed",
+                                          "serialize", "time_budget_ms", "crash_test", "sweep_top", "samples"};
 
 static bool hosted_key(const char *name)
 {
@@ -76,6 +76,7 @@ static void usage(void)
 static void run_record(const struct config *cfg, bool quick, const char *cfg_err)
 {
     const struct host_info *h = host_info();
+    const char *samples_why;
     const struct run_desc d = {
         .version = PMB_VERSION,
         .git = PMB_GITREV,
@@ -95,6 +96,8 @@ static void run_record(const struct config *cfg, bool quick, const char *cfg_err
         .numa_nodes = h->nodes,
         .quick = quick,
         .profile_why = cfg->profile == PROFILE_AUTO ? "auto: hosted runner" : "config",
+        .minimal_samples = config_minimal_samples(cfg->samples, false, &samples_why),
+        .minimal_samples_why = samples_why,
         .cfg = cfg,
         .cfg_error = cfg_err,
     };

@@ -716,8 +716,10 @@ int host_init(const struct config *cfg, bool quick, char *err, size_t errlen)
         fmt_snprintf(err, errlen, "CPUID reports no TSC");
         return -1;
     }
+    const char *why;
     PC = (struct plat_config){
         .quick = quick,
+        .minimal = config_minimal_samples(cfg->samples, false, &why), /* samples=minimal; never emulated here */
         .seed = cfg->seed,
         .max_bytes = cfg->max_bytes,
         .sweep_top = cfg->sweep_top,

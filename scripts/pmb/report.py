@@ -240,6 +240,12 @@ def section_summary(doc, run):
         ["Memory", human_bytes(r["memory_bytes"]) if _isnum(r.get("memory_bytes")) else "?"],
         ["CPUs / NUMA nodes", "%s / %s" % (r.get("cpus", "?"), r.get("numa_nodes", "?"))],
     ]
+    if r.get("profile"):
+        rows.append(["Profile", "%s (%s)" % (r["profile"], r.get("profile_why") or "?")])
+    if isinstance(r.get("minimal_samples"), bool):  # docs/records.md: the run record says why when there is a why
+        why = r.get("minimal_samples_why")
+        rows.append(["Samples", ("minimum only, no convergence loops" if r["minimal_samples"] else "as on hardware")
+                     + (" (%s)" % why if why else "")])
     pmu = r.get("pmu") or {}
     if isinstance(pmu, dict) and pmu:
         rows.append(["PMU", pmu_text(pmu)])

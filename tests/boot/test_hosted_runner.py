@@ -185,11 +185,29 @@ def test_help_lists_only_honoured_keys_with_a_first_run_example(exe):
     keys = [l.split()[0] for l in p.stdout.split("Keys this runner honours:\n")[1].splitlines()
             if l.startswith("  ")]
     assert keys == ["profile", "bench", "max_bytes", "max_cpus", "seed", "serialize", "time_budget_ms", "crash_test",
-                    "sweep_top"]
+                    "sweep_top", "samples"]
     for image_only in ("serial", "baud", "on_finish", "trace_msr", "pmu_assume", "events", "acpi_dump", "turbo"):
         assert "\n  %s " % image_only not in p.stdout
     assert "build/host-bench/pmubench-host profile=quick > host.log" in p.stdout
     assert "scripts/pmubench report host.log --html host.html" in p.stdout
+
+
+def test_samples_minimal_in_the_hosted_runner(exe):
+    # samples=minimal: the image's minimal mode on Linux too (one replicate, the minimum samples), and the run
+    # record says it was the config's choice; samples=normal is what the runner does anyway, and says so
+    p = subprocess.run([exe, "bench=latency", "samples=minimal", "profile=quick", "max_bytes=1M", "time_budget_ms=1"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    run = parse.parse_log(p.stdout)
+    assert run.run["minimal_samples"] is True and run.run["minimal_samples_why"] == "config: samples=minimal"
+    pts = run.by_type("latency_sweep")
+    assert pts and all(x["replicate_offsets"] == [0] and x["converged"] is False for x in pts)
+    p = subprocess.run([exe, "bench=none", "samples=normal"], capture_output=True, text=True, timeout=60)
+    r = parse.parse_log(p.stdout).run
+    assert r["minimal_samples"] is False and r["minimal_samples_why"] == "config: samples=normal"
+    p = subprocess.run([exe, "bench=none"], capture_output=True, text=True, timeout=60)
+    r = parse.parse_log(p.stdout).run
+    assert r["minimal_samples"] is False and "minimal_samples_why" not in r
 
 
 def test_config_error_on_stderr_and_the_error_record_on_stdout(exe):

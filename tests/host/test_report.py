@@ -457,3 +457,23 @@ def test_next_run_interval_is_shown_where_the_record_has_one():
     fhead = [c.strip() for c in next(l for l in figs.splitlines() if l.startswith("| Figure |")).split("|")]
     frow = next(l for l in figs.splitlines() if l.startswith("| newbench/x |")).split("|")
     assert frow[fhead.index("Next run")].strip() == "41.5..43.2", frow
+
+
+def test_summary_says_profile_and_samples_as_the_run_record_does():
+    # the run record's profile and minimal_samples (docs/records.md) in the summary table, with their whys; a
+    # record from before minimal_samples existed gets no Samples row (nothing is made up)
+    run = tcg_run()
+    md = report.to_markdown(report.build(run, want_plots=False))
+    summary = md.split("| End |")[0]
+    assert "| Profile | quick (auto: QEMU TCG (hypervisor CPUID leaf)) |" in summary and "| Samples |" not in summary
+    run.run["minimal_samples"] = True
+    run.run["minimal_samples_why"] = "auto: QEMU TCG (hypervisor CPUID leaf): emulated timing means nothing"
+    md = report.to_markdown(report.build(run, want_plots=False))
+    assert ("| Samples | minimum only, no convergence loops (auto: QEMU TCG (hypervisor CPUID leaf): emulated "
+            "timing means nothing) |") in md
+    run.run["minimal_samples"] = False
+    run.run["minimal_samples_why"] = "config: samples=normal"
+    md = report.to_markdown(report.build(run, want_plots=False))
+    assert "| Samples | as on hardware (config: samples=normal) |" in md
+    md = report.to_markdown(report.build(host_run(), want_plots=False))
+    assert "| Profile | quick (config) |" in md

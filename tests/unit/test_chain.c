@@ -581,6 +581,45 @@ static void test_bad_params(void **state)
     arena_free(&a);
 }
 
+/* chain_digest: the offsets of the first CHAIN_DIGEST_LINKS elements; another chain, another place or a broken
+ * chain differ (a broken one gives 0) */
+static void test_digest(void **state)
+{
+    (void)state;
+    struct arena a = arena_new(8 * 64, 64, 0);
+    void **e[8];
+    for (int i = 0; i < 8; i++)
+        e[i] = (void **)(a.buf + i * 64);
+    for (int i = 0; i < 8; i++)
+        *e[i] = e[(i + 1) % 8];
+    uint64_t d0 = chain_digest(e[0], 8, a.buf, a.bytes);
+    assert_true(d0 != 0);
+    assert_true(d0 == chain_digest(e[0], 8, a.buf, a.bytes));
+    assert_true(d0 != chain_digest(e[1], 8, a.buf, a.bytes)); /* another start: another order of offsets */
+    *e[7] = e[3];                                            /* rho: never back at start */
+    assert_true(chain_digest(e[0], 8, a.buf, a.bytes) == 0);
+    *e[7] = e[0];
+    assert_true(chain_digest(e[0], 7, a.buf, a.bytes) == 0); /* not back after n_elems */
+    assert_true(chain_digest(e[0], 9, a.buf, a.bytes) == 0); /* back too early */
+    *e[2] = a.buf + a.bytes;                                 /* leaves the buffer */
+    assert_true(chain_digest(e[0], 8, a.buf, a.bytes) == 0);
+    assert_true(chain_digest(NULL, 8, a.buf, a.bytes) == 0);
+    arena_free(&a);
+
+    /* longer than CHAIN_DIGEST_LINKS: only the prefix counts, and a chain that differs past it has the same digest */
+    size_t n = 3 * CHAIN_DIGEST_LINKS;
+    struct arena b = arena_new(n * 64, 64, 0);
+    for (size_t i = 0; i < n; i++)
+        *(void **)(b.buf + i * 64) = b.buf + ((i + 1) % n) * 64;
+    uint64_t d1 = chain_digest(b.buf, n, b.buf, b.bytes);
+    assert_true(d1 != 0);
+    *(void **)(b.buf + (CHAIN_DIGEST_LINKS + 5) * 64) = b.buf; /* short cycle past the prefix */
+    assert_true(chain_digest(b.buf, n, b.buf, b.bytes) == d1);
+    *(void **)(b.buf + 5 * 64) = b.buf + 7 * 64; /* inside it */
+    assert_true(chain_digest(b.buf, n, b.buf, b.bytes) != d1);
+    arena_free(&b);
+}
+
 static void test_verify_rejects(void **state)
 {
     (void)state;
@@ -790,6 +829,10 @@ static void test_par_table_same_chain_any_workers(void **state)
                                     assert_int_equal((unsigned char)a.buf[b], 0xA5);
                         }
                         assert_memory_equal(ref.buf + n_lines * line, a.buf + n_lines * line, tail);
+                        /* what the sweep records: the same digest whatever the worker count */
+                        uint64_t d = chain_digest(start, n, a.buf, a.bytes);
+                        assert_true(d != 0);
+                        assert_true(d == chain_digest(s_ref, n_ref, ref.buf, ref.bytes));
                     }
                 }
                 memset(a.buf, 0xA5, a.bytes);
@@ -888,6 +931,8 @@ static void test_page_par_same_chain_any_workers(void **state)
                 }
                 assert_memory_equal(ref.buf + geo[g].pages * geo[g].page, a.buf + geo[g].pages * geo[g].page,
                                     geo[g].tail);
+                uint64_t d = chain_digest(start, n, a.buf, a.bytes); /* chain_build's chain's digest */
+                assert_true(d != 0 && d == chain_digest(s_ref, n_ref, ref.buf, ref.bytes));
             }
             /* the parts one after the other, backwards, and chain_page_par_build */
             struct chain_page_par c;
@@ -965,7 +1010,7 @@ int main(void)
         cmocka_unit_test(test_par_bad_params),
         cmocka_unit_test(test_par_table_same_chain_any_workers), cmocka_unit_test(test_par_table_uniform),
         cmocka_unit_test(test_page_par_same_chain_any_workers), cmocka_unit_test(test_page_par_uniform),
-        cmocka_unit_test(test_page_par_bad_params),
+        cmocka_unit_test(test_page_par_bad_params), cmocka_unit_test(test_digest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

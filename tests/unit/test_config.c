@@ -94,7 +94,7 @@ static void test_defaults(void **state)
                         "\"trace_msr\":false,\"pmu_assume\":\"none\",\"events\":\"\","
                         "\"acpi_dump\":false,\"max_cpus\":0,\"seed\":\"0x9e3779b97f4a7c15\","
                         "\"serialize\":\"lfence\",\"time_budget_ms\":0,\"crash_test\":\"none\","
-                        "\"turbo\":\"leave\",\"sweep_top\":0}");
+                        "\"turbo\":\"leave\",\"sweep_top\":0,\"samples\":\"auto\"}");
 }
 
 static void test_key_help(void **state)
@@ -155,7 +155,8 @@ static void test_file_all_keys(void **state)
                        "time_budget_ms = 600000\n"
                        "crash_test = nested\n"
                        "turbo = off\n"
-                       "sweep_top = 2G\n";
+                       "sweep_top = 2G\n"
+                       "samples = normal\n";
     assert_int_equal(parse_file(&c, text), 0);
     assert_int_equal(c.profile, PROFILE_QUICK);
     assert_int_equal(c.serial_port, 0x2F8);
@@ -174,6 +175,7 @@ static void test_file_all_keys(void **state)
     assert_string_equal(c.crash_test, "nested");
     assert_int_equal(c.turbo, CFG_TURBO_OFF);
     assert_int_equal(c.sweep_top, 2ull << 30);
+    assert_int_equal(c.samples, CFG_SAMPLES_NORMAL);
     assert_int_equal(c.set_mask, (1u << CFG_KEY_COUNT) - 1);
 
     char buf[1024];
@@ -185,7 +187,7 @@ static void test_file_all_keys(void **state)
                         "\"events\":\"INST_RETIRED.ANY,0x412e\",\"acpi_dump\":true,"
                         "\"max_cpus\":4096,\"seed\":\"0xdeadbeef12345678\","
                         "\"serialize\":\"cpuid\",\"time_budget_ms\":600000,\"crash_test\":\"nested\","
-                        "\"turbo\":\"off\",\"sweep_top\":2147483648}");
+                        "\"turbo\":\"off\",\"sweep_top\":2147483648,\"samples\":\"normal\"}");
 }
 
 /* The sections: everything from the first '[' line on is kept, unparsed, for their owners (bench/snippet_cfg.h);
@@ -401,6 +403,9 @@ static void test_numeric_values(void **state)
         {"turbo=off", OFF(turbo), CFG_TURBO_OFF},
         {"turbo=OFF", OFF(turbo), CFG_TURBO_OFF},
         {"turbo=leave", OFF(turbo), CFG_TURBO_LEAVE},
+        {"samples=auto", OFF(samples), CFG_SAMPLES_AUTO},
+        {"samples=Minimal", OFF(samples), CFG_SAMPLES_MINIMAL},
+        {"samples=NORMAL", OFF(samples), CFG_SAMPLES_NORMAL},
     };
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         struct config c;
@@ -434,6 +439,8 @@ static void test_bad_values(void **state)
         {"turbo=on", "bad value 'on' for 'turbo': expected leave|off"},
         {"turbo=0", "bad value '0' for 'turbo': expected leave|off"},
         {"turbo=disable", "bad value 'disable' for 'turbo': expected leave|off"},
+        {"samples=full", "bad value 'full' for 'samples': expected auto|minimal|normal"},
+        {"samples=min", "bad value 'min' for 'samples': expected auto|minimal|normal"},
         {"profile=quick full", "bad value 'quick full' for 'profile': expected auto|quick|full"},
         {"serial=com5", "bad value 'com5' for 'serial': expected auto|none|com1..com4|0xNNN|port number"},
         {"serial=0x10000", "bad value '0x10000' for 'serial': expected an I/O port number 0..0xffff"},
@@ -665,6 +672,26 @@ static void test_fuzz(void **state)
 }
 
 /* A value that parses but is refused later (bench= naming an unknown benchmark) is blamed on where it was set. */
+/* samples=: auto is minimal exactly when emulated (QEMU TCG); minimal and normal hold whatever the machine, and each
+ * choice says why (nothing for auto on a machine that is not emulated, the run record then has no why) */
+static void test_minimal_samples_rule(void **state)
+{
+    (void)state;
+    const char *why = NULL;
+    assert_true(config_minimal_samples(CFG_SAMPLES_AUTO, true, &why));
+    assert_non_null(strstr(why, "auto: QEMU TCG"));
+    assert_false(config_minimal_samples(CFG_SAMPLES_AUTO, false, &why));
+    assert_string_equal(why, "");
+    assert_true(config_minimal_samples(CFG_SAMPLES_MINIMAL, true, &why));
+    assert_string_equal(why, "config: samples=minimal");
+    assert_true(config_minimal_samples(CFG_SAMPLES_MINIMAL, false, &why));
+    assert_string_equal(why, "config: samples=minimal");
+    assert_false(config_minimal_samples(CFG_SAMPLES_NORMAL, true, &why));
+    assert_non_null(strstr(why, "config: samples=normal under QEMU TCG"));
+    assert_false(config_minimal_samples(CFG_SAMPLES_NORMAL, false, &why));
+    assert_string_equal(why, "config: samples=normal");
+}
+
 static void test_blame_names_origin_and_line(void **state)
 {
     (void)state;
@@ -709,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_error_buffer),
         cmocka_unit_test(test_fuzz),
         cmocka_unit_test(test_blame_names_origin_and_line),
+        cmocka_unit_test(test_minimal_samples_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

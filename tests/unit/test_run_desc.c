@@ -121,6 +121,13 @@ static void test_hosted_keys_and_config_error(void **state)
                         "core_tsc_method,memory_bytes,cpus,cpus_allowed,numa_nodes,caches,pmu,profile,profile_why,minimal_samples,"
                         "config");
     assert_non_null(strstr(s, "\"minimal_samples\":false,\"config\""));
+    /* samples=normal: not minimal, and the why is written all the same (it says the user chose) */
+    d.minimal_samples_why = "config: samples=normal";
+    s = write(&d);
+    assert_non_null(strstr(s, "\"minimal_samples\":false,\"minimal_samples_why\":\"config: samples=normal\",\"config\""));
+    d.minimal_samples_why = "";
+    s = write(&d);
+    assert_non_null(strstr(s, "\"minimal_samples\":false,\"config\""));
     assert_non_null(strstr(s, "\"platform\":\"linux\",\"hosted\":true,\"os\":\"Linux 6.1\""));
     assert_non_null(strstr(s, "\"profile\":\"full\""));
     assert_non_null(strstr(s, "\"config\":{\"error\":\"bad value for 'bench'\"}"));
