@@ -145,6 +145,20 @@ static int emit(const struct crosscheck *c, const char *not_judged)
                 json_str(j, marked[i]);
     }
     json_arr_end(j);
+    if (c->a_lo > 0 && c->a_hi > 0) {
+        json_key(j, "a_interval");
+        json_arr_begin(j);
+        json_double(j, c->a_lo);
+        json_double(j, c->a_hi);
+        json_arr_end(j);
+    }
+    if (c->cycles_suspect) {
+        json_key(j, "cycles_suspect");
+        json_arr_begin(j);
+        for (size_t i = 0; judged && !agrees && i < c->n_cycles_suspect; i++)
+            json_str(j, c->cycles_suspect[i]);
+        json_arr_end(j);
+    }
     if (tnote && c->why) {
         static char both[VERDICT_REASON_MAX];
         fmt_snprintf(both, sizeof(both), "%s; %s", tnote, c->why);

@@ -27,6 +27,11 @@ struct crosscheck {
                              when the check is judged. When a and b disagree and it agrees with exactly one of
                              them (same tolerance), only the other is blamed; otherwise blame applies. The record
                              names it and gives its value (third_value, null when it was not measured). */
+    double a_lo, a_hi;    /* optional (both > 0): the interval a_value's measurement and conversion allow; the
+                             record's "a_interval" */
+    const char *const *cycles_suspect; /* optional: when they disagree, figures whose `cycles` conversion the
+                                          check blames (their own figures hold): the record's "cycles_suspect" */
+    size_t n_cycles_suspect;
 };
 
 /* Tolerances (relative, |a / b - 1|), with the reasoning in docs/measurement.md "Cross-checks":
