@@ -210,6 +210,9 @@ def section_disagreements(doc, run):
                           "b" if b.startswith(x) or x.startswith(b.split(".")[0]) else x)
         blame = ", ".join(sorted(set("%s (%s)" % (x, a if x == "a" else b) if x in ("a", "b") else x
                                      for x in blamed))) or "neither (no figure marked suspect)"
+        cyc = r.get("cycles_suspect")
+        if isinstance(cyc, list) and cyc:   # a clock conversion blamed: the figures' cycles, not the figures
+            blame = "b (%s): the cycles of %d figure%s converted with it" % (b, len(cyc), "" if len(cyc) == 1 else "s")
         third = r.get("third")
         if isinstance(third, str) and third:   # a third measurement of the quantity (docs/measurement.md)
             tv = r.get("third_value")
