@@ -82,6 +82,13 @@ static double third_value(const char *name, const char *unit, const char **why)
     return e->median;
 }
 
+/* A ledger figure whose own unit is core cycles (a penalty), not one that only carries a conversion to them. */
+static bool in_cycles(const char *name)
+{
+    const struct ledger_entry *e = ledger_find(name);
+    return e && e->unit && !strcmp(e->unit, "cycles");
+}
+
 static bool within(double x, double ref, double tol)
 {
     double d = x / ref - 1;
@@ -143,6 +150,10 @@ static int emit(const struct crosscheck *c, const char *not_judged)
         for (int i = 0; i < 2; i++)
             if (marked[i] && ledger_mark_suspect(marked[i], c->quantity))
                 json_str(j, marked[i]);
+        /* a blamed conversion to cycles: a figure whose own unit is cycles is the conversion's product itself */
+        for (size_t i = 0; c->cycles_suspect && i < c->n_cycles_suspect; i++)
+            if (in_cycles(c->cycles_suspect[i]) && ledger_mark_suspect(c->cycles_suspect[i], c->quantity))
+                json_str(j, c->cycles_suspect[i]);
     }
     json_arr_end(j);
     if (c->a_lo > 0 && c->a_hi > 0) {
@@ -156,7 +167,8 @@ static int emit(const struct crosscheck *c, const char *not_judged)
         json_key(j, "cycles_suspect");
         json_arr_begin(j);
         for (size_t i = 0; judged && !agrees && i < c->n_cycles_suspect; i++)
-            json_str(j, c->cycles_suspect[i]);
+            if (!in_cycles(c->cycles_suspect[i]))
+                json_str(j, c->cycles_suspect[i]);
         json_arr_end(j);
     }
     if (tnote && c->why) {

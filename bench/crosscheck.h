@@ -30,7 +30,9 @@ struct crosscheck {
     double a_lo, a_hi;    /* optional (both > 0): the interval a_value's measurement and conversion allow; the
                              record's "a_interval" */
     const char *const *cycles_suspect; /* optional: when they disagree, figures whose `cycles` conversion the
-                                          check blames (their own figures hold): the record's "cycles_suspect" */
+                                          check blames: the record's "cycles_suspect" where their own figure
+                                          holds (ns), and marked suspect (the record's "suspect") where their
+                                          own unit is cycles (a penalty) */
     size_t n_cycles_suspect;
 };
 

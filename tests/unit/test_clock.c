@@ -442,12 +442,26 @@ static void test_l1_integer_record(void **state)
     assert_non_null(strstr(rec, "\"suspect\":[\"latency_plateau/random/2097152/0\"]"));
     assert_null(strstr(rec, "cycles_suspect"));
     assert_int_equal(ledger_find("latency_plateau/random/2097152/0")->q, QUALITY_SUSPECT);
+    /* a figure whose own unit is cycles (a penalty converted with the same draws) is the conversion's product:
+     * marked suspect itself, under "suspect", not under "cycles_suspect" */
+    setup(1);
+    struct stats pc = {.median = 14.89, .ci_lo = 14.88, .ci_hi = 14.90, .n = 9};
+    ledger_add("penalty/div_r64", "cycles", &pc, QUALITY_OK);
+    ledger_add("penalty/l1_hit", "cycles", &pc, QUALITY_OK);
+    clock_chain_converted("penalty/div_r64");
+    struct clock_l1_reading one = clock_l1_reading_of(3.85, 3.85, 3.849, 3.851, 0);
+    assert_int_equal(clock_l1_check("penalty/l1_hit", &one, 1), CLOCK_L1_CLOCK);
+    rec = fake_find("crosscheck", "core clock vs L1 load latency", 0);
+    assert_non_null(strstr(rec, "\"suspect\":[\"penalty/div_r64\"]"));
+    assert_non_null(strstr(rec, "\"cycles_suspect\":[]"));
+    assert_int_equal(ledger_find("penalty/div_r64")->q, QUALITY_SUSPECT);
     /* a new benchmark forgets the list */
     clock_reset();
     n = readings(r, xeon_run3, ARRAY_SIZE(xeon_run3));
     clock_l1_check("latency_plateau/random/2097152/0", r, n);
-    rec = fake_find("crosscheck", "core clock vs L1 load latency", 3);
+    rec = fake_find("crosscheck", "core clock vs L1 load latency", 1);
     assert_non_null(strstr(rec, "\"cycles_suspect\":[]"));
+    assert_non_null(strstr(rec, "\"suspect\":[]"));
 }
 
 int main(void)
