@@ -89,6 +89,22 @@ static bool in_cycles(const char *name)
     return e && e->unit && !strcmp(e->unit, "cycles");
 }
 
+/* Writes c's cycles_suspect names from `from` that are not figures in cycles themselves (those are under
+ * "suspect") into the open array while XC_CYCLES_BYTES allow; returns the first name not written (n: all). */
+#define XC_CYCLES_BYTES 6144
+static size_t cycles_names(struct json *j, const struct crosscheck *c, size_t from)
+{
+    size_t start = j->want, i = from;
+    for (; i < c->n_cycles_suspect; i++) {
+        if (in_cycles(c->cycles_suspect[i]))
+            continue;
+        if (i > from && j->want - start + strlen(c->cycles_suspect[i]) + 4 > XC_CYCLES_BYTES)
+            return i;
+        json_str(j, c->cycles_suspect[i]);
+    }
+    return i;
+}
+
 static bool within(double x, double ref, double tol)
 {
     double d = x / ref - 1;
@@ -163,12 +179,11 @@ static int emit(const struct crosscheck *c, const char *not_judged)
         json_double(j, c->a_hi);
         json_arr_end(j);
     }
+    size_t cyc_next = c->n_cycles_suspect; /* the first cycles_suspect name left for a crosscheck_cycles record */
     if (c->cycles_suspect) {
         json_key(j, "cycles_suspect");
         json_arr_begin(j);
-        for (size_t i = 0; judged && !agrees && i < c->n_cycles_suspect; i++)
-            if (!in_cycles(c->cycles_suspect[i]))
-                json_str(j, c->cycles_suspect[i]);
+        cyc_next = judged && !agrees ? cycles_names(j, c, 0) : c->n_cycles_suspect;
         json_arr_end(j);
     }
     if (tnote && c->why) {
@@ -179,6 +194,19 @@ static int emit(const struct crosscheck *c, const char *not_judged)
         json_kv_str(j, "note", tnote ? tnote : c->why);
     }
     plat_rec_end();
+    /* the rest of a long cycles_suspect list (a sweep has hundreds of points): records of their own, each well
+     * inside a record line (RECORD_MAX) */
+    while (cyc_next < c->n_cycles_suspect) {
+        struct json *k = plat_rec_begin("crosscheck_cycles");
+        json_kv_str(k, "quantity", c->quantity);
+        json_kv_str(k, "a", c->a);
+        json_kv_str(k, "b", c->b);
+        json_key(k, "cycles_suspect");
+        json_arr_begin(k);
+        cyc_next = cycles_names(k, c, cyc_next);
+        json_arr_end(k);
+        plat_rec_end();
+    }
 
     if (!judged) {
         plat_printf("  crosscheck %s: %s vs %s not judged (%s)\n", c->quantity, c->a, c->b, not_judged);

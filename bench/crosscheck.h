@@ -32,7 +32,8 @@ struct crosscheck {
     const char *const *cycles_suspect; /* optional: when they disagree, figures whose `cycles` conversion the
                                           check blames: the record's "cycles_suspect" where their own figure
                                           holds (ns), and marked suspect (the record's "suspect") where their
-                                          own unit is cycles (a penalty) */
+                                          own unit is cycles (a penalty); a list longer than one record holds
+                                          goes on in `crosscheck_cycles` records right after it */
     size_t n_cycles_suspect;
 };
 

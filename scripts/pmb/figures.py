@@ -136,11 +136,13 @@ def crosscheck_suspects(records):
     under "suspect" (docs/measurement.md, "Verdicts"), the quantities in record order. A cross-check runs
     after the records of both its figures were written, so a record's own "quality" cannot say so: this map
     is the other half of a figure's final verdict (final_quality). A figure whose conversion to cycles a check
-    blamed (the record's "cycles_suspect": the clock draws it was converted with, while its own figure holds) is
-    under "cycles:<figure name>"."""
+    blamed (the record's "cycles_suspect", continued in "crosscheck_cycles" records: the clock draws it was
+    converted with, while its own figure holds) is under "cycles:<figure name>"."""
     out = {}
     for r in records:
-        if isinstance(r, dict) and r.get("type") == "crosscheck" and r.get("agrees") is False:
+        # a long cycles_suspect list goes on in "crosscheck_cycles" records, written only for a disagreeing check
+        if isinstance(r, dict) and (r.get("type") == "crosscheck" and r.get("agrees") is False or
+                                    r.get("type") == "crosscheck_cycles"):
             q = r.get("quantity") or "?"
             for key, prefix in (("suspect", ""), ("cycles_suspect", "cycles:")):
                 for n in r.get(key) or []:

@@ -254,6 +254,12 @@ def test_cycles_suspect_marks_the_cycles_figure_only():
     figures.generic(out, pt, sus)
     assert out[pt["figure"] + "/cycles"].quality == "suspect"
     assert out[pt["figure"] + "/ns"].quality == "ok"
+    # a long list goes on in crosscheck_cycles records
+    more = {"type": "crosscheck_cycles", "quantity": xc["quantity"], "a": xc["a"], "b": xc["b"],
+            "cycles_suspect": [other["figure"]]}
+    sus = figures.crosscheck_suspects([pt, other, xc, more])
+    assert figures.final_quality(other, sus, "cycles")[0] == "suspect"
+    assert figures.final_quality(other, sus) == ("ok", None)
     # an agreeing check marks nothing
     sus = figures.crosscheck_suspects([pt, dict(xc, agrees=True)])
     assert figures.final_quality(pt, sus, "cycles") == ("ok", None)

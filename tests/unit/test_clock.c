@@ -455,6 +455,35 @@ static void test_l1_integer_record(void **state)
     assert_non_null(strstr(rec, "\"suspect\":[\"penalty/div_r64\"]"));
     assert_non_null(strstr(rec, "\"cycles_suspect\":[]"));
     assert_int_equal(ledger_find("penalty/div_r64")->q, QUALITY_SUSPECT);
+    /* a long list (a sweep of hundreds of points): the rest in crosscheck_cycles records, every name once, each
+     * record well inside a record line */
+    setup(1);
+    char nm[64];
+    for (int i = 0; i < 600; i++) {
+        snprintf(nm, sizeof(nm), "latency_sweep/random/1073741824/%d", 1000000 + i);
+        clock_chain_converted(nm);
+    }
+    n = readings(r, xeon_run3, ARRAY_SIZE(xeon_run3));
+    assert_int_equal(clock_l1_check("latency_plateau/random/2097152/0", r, n), CLOCK_L1_CLOCK);
+    size_t found = 0, recs = 0;
+    for (const char *x; (x = fake_find("crosscheck", "core clock vs L1 load latency", 0)) && recs == 0; recs++)
+        assert_true(strlen(x) < 8192);
+    for (size_t k = 0; (rec = fake_find("crosscheck_cycles", "core clock vs L1 load latency", k)); k++) {
+        assert_true(strlen(rec) < 8192);
+        recs++;
+    }
+    assert_true(recs >= 3);
+    for (int i = 0; i < 600; i++) {
+        snprintf(nm, sizeof(nm), "\"latency_sweep/random/1073741824/%d\"", 1000000 + i);
+        size_t hits = 0;
+        const char *x = fake_find("crosscheck", "core clock vs L1 load latency", 0);
+        hits += strstr(x, nm) != NULL;
+        for (size_t k = 0; (x = fake_find("crosscheck_cycles", "core clock vs L1 load latency", k)); k++)
+            hits += strstr(x, nm) != NULL;
+        assert_int_equal(hits, 1);
+        found += hits;
+    }
+    assert_int_equal(found, 600);
     /* a new benchmark forgets the list */
     clock_reset();
     n = readings(r, xeon_run3, ARRAY_SIZE(xeon_run3));
