@@ -7,6 +7,8 @@
 #include "measure/timing.h"
 #include "measure/engine.h"
 #include "measure/stats.h"
+#include "measure/stats_json.h"
+#include "measure/verdict.h"
 #include "pmu/pmu_bench_api.h"
 
 static volatile uint64_t near_sink; /* keeps the timed chains live */
@@ -21,7 +23,13 @@ static struct {
     double steady, steady_u;  /* the latest clock_chain_ratio_steady that read (0: none yet) */
 } C;
 
-void clock_reset(void) { memset(&C, 0, sizeof(C)); }
+static size_t n_chain_fig; /* figures converted with the chain draws in this benchmark (clock_chain_converted) */
+
+void clock_reset(void)
+{
+    memset(&C, 0, sizeof(C));
+    n_chain_fig = 0;
+}
 
 double clock_core_ratio(const char **method)
 {
@@ -370,6 +378,7 @@ void clock_run_start(void)
 
 void clock_bench_start(const char *bench)
 {
+    n_chain_fig = 0; /* the L1 check blames the draws of the benchmark it runs in */
     struct plat_cpu self;
     if (!C.valid || !plat_cpu(0, &self))
         return;
@@ -385,4 +394,143 @@ void clock_bench_start(const char *bench)
     if (ok)
         use(&c);
     steady_ref();
+}
+
+/* ---- core clock vs L1 load latency ------------------------------------------------------------------ */
+
+static bool finite_pos(double x) { return x == x && x - x == 0 && x > 0; }
+
+struct clock_l1_reading clock_l1_reading_of(double cycles, double median, double ci_lo, double ci_hi, double u)
+{
+    struct clock_l1_reading r = {.cycles = cycles, .lo = cycles, .hi = cycles};
+    if (!finite_pos(u))
+        u = 0;
+    if (finite_pos(median) && finite_pos(ci_lo) && finite_pos(ci_hi)) {
+        r.lo = cycles * MIN(ci_lo / median, 1.0);
+        r.hi = cycles * MAX(ci_hi / median, 1.0);
+    }
+    r.lo *= 1 - u;
+    r.hi *= 1 + u;
+    return r;
+}
+
+void clock_l1_judge(struct clock_l1_judgement *j, const struct clock_l1_reading *r, size_t n)
+{
+    double c[CLOCK_L1_MAX], lo[CLOCK_L1_MAX], hi[CLOCK_L1_MAX];
+    size_t m = 0;
+    memset(j, 0, sizeof(*j));
+    j->blame = CLOCK_L1_NOT_JUDGED;
+    j->correction = 1;
+    for (size_t i = 0; i < n && m < CLOCK_L1_MAX; i++)
+        if (finite_pos(r[i].cycles)) {
+            c[m] = r[i].cycles;
+            lo[m] = finite_pos(r[i].lo) ? MIN(r[i].lo, r[i].cycles) : r[i].cycles;
+            hi[m] = finite_pos(r[i].hi) ? MAX(r[i].hi, r[i].cycles) : r[i].cycles;
+            m++;
+        }
+    if (!m)
+        return;
+    stats_sort(c, m);
+    stats_sort(lo, m);
+    stats_sort(hi, m);
+    size_t rl, rh;
+    bool exact;
+    stats_median_ci_ranks(m, &rl, &rh, &exact);
+    j->cycles = stats_quantile_sorted(c, m, 0.5);
+    /* the median of the readings lies in [lo[rl], hi[rh]]: each reading's own interval holds its true value,
+     * and the ranks of the median's interval hold the median of those */
+    j->lo = MIN(lo[rl], j->cycles);
+    j->hi = MAX(hi[rh], j->cycles);
+    double l = __builtin_floor(j->cycles + 0.5);
+    if (l < 1)
+        return; /* under half a cycle: not a load latency (lat_result_judge marks it) */
+    j->latency = (uint32_t)l;
+    /* the side of the interval that faces L: agreement is |cycles / L - 1| <= tolerance */
+    j->tolerance = j->cycles <= l ? 1 - j->cycles / j->hi : j->cycles / j->lo - 1;
+    if (j->lo <= l && l <= j->hi) {
+        j->blame = CLOCK_L1_AGREES;
+        return;
+    }
+    /* below L: the chase cannot beat its latency, so the conversion read the clock low; but only within what
+     * the chains may read apart (CORE_CLOCK_TOL) is L the latency meant: halfway between two integers says
+     * nothing about which */
+    if (j->cycles < l && l / j->cycles - 1 <= CORE_CLOCK_TOL) {
+        j->blame = CLOCK_L1_CLOCK;
+        j->correction = l / j->cycles;
+    } else {
+        j->blame = CLOCK_L1_FIGURE;
+    }
+}
+
+/* Names of the figures this benchmark converted with the chain draws (clock_chain_converted). */
+static char chain_fig[LEDGER_MAX][LEDGER_NAME_MAX];
+static const char *chain_fig_p[LEDGER_MAX];
+
+void clock_chain_converted(const char *figure)
+{
+    if (!figure || n_chain_fig == LEDGER_MAX)
+        return;
+    for (size_t i = 0; i < n_chain_fig; i++)
+        if (!strcmp(chain_fig[i], figure))
+            return;
+    fmt_snprintf(chain_fig[n_chain_fig], LEDGER_NAME_MAX, "%s", figure);
+    chain_fig_p[n_chain_fig] = chain_fig[n_chain_fig];
+    n_chain_fig++;
+}
+
+bool clock_method_is_chains(const char *m)
+{
+    static const char pre[] = "core_tsc_ratio:clock_chains";
+    return m && !strncmp(m, pre, sizeof(pre) - 1);
+}
+
+enum clock_l1_blame clock_l1_check(const char *figure, const struct clock_l1_reading *r, size_t n)
+{
+    struct clock_l1_judgement jd;
+    clock_l1_judge(&jd, r, n);
+    struct plat_cpu self = {0};
+    plat_cpu(0, &self);
+    char b[CLOCK_NAME_MAX];
+    fmt_snprintf(b, sizeof(b), "clock/cpu%u/clock_chains", self.id);
+    static char why[VERDICT_REASON_MAX];
+    struct crosscheck xc = {
+        .quantity = "core clock vs L1 load latency (an integer number of cycles)", .a = figure, .b = b,
+        .a_value = jd.cycles, .b_value = jd.latency ? (double)jd.latency : __builtin_nan(""), .unit = UNIT_CYCLES,
+        .tolerance = jd.tolerance, .a_lo = jd.lo, .a_hi = jd.hi, .cycles_suspect = chain_fig_p,
+        .n_cycles_suspect = n_chain_fig};
+    switch (jd.blame) {
+    case CLOCK_L1_NOT_JUDGED:
+        xc.not_judged = n ? "the L1 latency is under half a core cycle" : "the L1 latency was not measured";
+        xc.cycles_suspect = NULL;
+        break;
+    case CLOCK_L1_AGREES:
+        xc.why = "an L1D hit takes an integer number of core cycles: the clock draws hold (the tolerance is the "
+                 "interval the readings and their conversion allow, on the side of the integer)";
+        break;
+    case CLOCK_L1_CLOCK:
+        xc.blame = b;
+        fmt_snprintf(why, sizeof(why),
+                     "the chase cannot run faster than its integer latency (%u): the clock chain draws read the "
+                     "clock %.2f %% low (ALU chains slowed, loads not); the cycles of every figure converted with "
+                     "them in this benchmark are suspect (cycles_suspect), their ns hold",
+                     jd.latency, 100 * (1 - 1 / jd.correction));
+        xc.why = why;
+        break;
+    case CLOCK_L1_FIGURE:
+        xc.blame = figure;
+        xc.cycles_suspect = NULL;
+        xc.why = jd.cycles > jd.latency
+                     ? "above the integer: the chase lost time (interrupted, or the load ports shared), which no "
+                       "clock draw explains (the chains only read the clock low): the L1 figure is blamed"
+                     : "farther below the integer than the chains may read apart (CORE_CLOCK_TOL): not an L1 hit "
+                       "at an integer latency by any clock the chains allow, and no correction: the L1 figure "
+                       "is blamed";
+        break;
+    }
+    crosscheck_emit(&xc);
+    if (jd.blame == CLOCK_L1_CLOCK)
+        plat_printf("  the cycles of %zu figure(s) converted with the clock chains are suspect (cycles_suspect): an "
+                    "L1 hit says the draws read the clock %.2f %% low\n",
+                    n_chain_fig, 100 * (1 - 1 / jd.correction));
+    return jd.blame;
 }

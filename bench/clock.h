@@ -86,6 +86,63 @@ bool clock_chain_ratio_usable(void);
  * clock_run_start hands to meas_set_clock_step. */
 double clock_measure_step(void);
 
+/* ---- core clock vs L1 load latency (docs/measurement.md "Cross-checks", "The L1 latency as a clock check") ----
+ * An L1D load-to-use chase takes an integer number of core cycles per load on every x86 core (4 or 5 on modern
+ * cores, 3 on some Atoms), and a chase can only lose time (an interruption, a busy sibling on the load ports),
+ * never gain it. So an L1 latency in cycles converted with the clock draws of its own time that lies off the
+ * nearest integer L by more than the measurement and the conversion allow says:
+ *   below L, within CORE_CLOCK_TOL of it   the draws read the clock low (the register chains ran slower than the
+ *                                          core clock: a host's SMT sibling on the ALU ports): the conversion is
+ *                                          blamed, and the cycles of every figure converted with the chain draws
+ *                                          in this benchmark with it;
+ *   above L, or farther than CORE_CLOCK_TOL from every integer (halfway between two)   the chase itself lost
+ *                                          time or is not an L1 hit: the figure is blamed, the clock is not
+ *                                          corrected. */
+
+/* One reading of the L1 latency in core cycles (a sweep point of the L1 plateau, or a whole figure) and the
+ * interval the measurement and the conversion allow it: [lo, hi] holds the true value. */
+struct clock_l1_reading {
+    double cycles, lo, hi;
+};
+/* A figure's reading: cycles its median in cycles, [ci_lo, ci_hi] / median its interval in its own unit (the
+ * ticks' or ns' 95 % CI; NaN or 0: none, the point alone), u the relative uncertainty of its conversion
+ * (core_tsc_ratio_u); cycles x (ci_lo / median) x (1 - u) .. cycles x (ci_hi / median) x (1 + u). */
+struct clock_l1_reading clock_l1_reading_of(double cycles, double median, double ci_lo, double ci_hi, double u);
+
+enum clock_l1_blame {
+    CLOCK_L1_NOT_JUDGED, /* no reading, or under half a cycle */
+    CLOCK_L1_AGREES,     /* the interval holds the integer */
+    CLOCK_L1_CLOCK,      /* below the integer within CORE_CLOCK_TOL: the conversion read the clock low */
+    CLOCK_L1_FIGURE,     /* above it, or beyond CORE_CLOCK_TOL of every integer: the L1 figure */
+};
+struct clock_l1_judgement {
+    enum clock_l1_blame blame;
+    double cycles;       /* the median of the readings */
+    double lo, hi;       /* the interval of that median: the distribution-free 95 % one of the readings'
+                          * intervals (stats_median_ci_ranks over their lower ends and their upper ends; under 6
+                          * readings, the lowest lower end and the highest upper end) */
+    uint32_t latency;    /* the nearest integer L */
+    double tolerance;    /* relative, on the side facing L: the interval holds L exactly when
+                          * |cycles / L - 1| <= tolerance (what the crosscheck record states) */
+    double correction;   /* CLOCK_L1_CLOCK: L / cycles, the factor the conversion is low by; else 1 */
+};
+/* Pure logic (host-tested): judges n readings of one L1 figure (at most CLOCK_L1_MAX are read). */
+#define CLOCK_L1_MAX 256
+void clock_l1_judge(struct clock_l1_judgement *j, const struct clock_l1_reading *r, size_t n);
+
+/* Figures whose cycles this benchmark converted with the clock chain draws (clock_chain_ratio_now next to the
+ * measurement, or their steady reference): what an L1 check that blames the conversion marks. Forgotten at
+ * clock_bench_start; names copied; at most LEDGER_MAX. */
+void clock_chain_converted(const char *figure);
+/* Whether a cycles_method is a conversion with the clock chain draws ("core_tsc_ratio:clock_chains..."). */
+bool clock_method_is_chains(const char *cycles_method);
+/* The check on the benchmark's CPU: emits the `crosscheck` record "core clock vs L1 load latency (an integer
+ * number of cycles)" for the L1 figure `figure` from its n readings (a = figure in cycles, b =
+ * clock/cpu<N>/clock_chains with the integer L); blamed conversion: the record's cycles_suspect lists every
+ * figure of clock_chain_converted, the ledger marks nothing (the ns figures hold); blamed figure: it is marked
+ * suspect. Returns the judgement's blame. */
+enum clock_l1_blame clock_l1_check(const char *figure, const struct clock_l1_reading *r, size_t n);
+
 /* Forget every measurement (unit tests). */
 void clock_reset(void);
 

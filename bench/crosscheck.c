@@ -82,6 +82,29 @@ static double third_value(const char *name, const char *unit, const char **why)
     return e->median;
 }
 
+/* A ledger figure whose own unit is core cycles (a penalty), not one that only carries a conversion to them. */
+static bool in_cycles(const char *name)
+{
+    const struct ledger_entry *e = ledger_find(name);
+    return e && e->unit && !strcmp(e->unit, "cycles");
+}
+
+/* Writes c's cycles_suspect names from `from` that are not figures in cycles themselves (those are under
+ * "suspect") into the open array while XC_CYCLES_BYTES allow; returns the first name not written (n: all). */
+#define XC_CYCLES_BYTES 6144
+static size_t cycles_names(struct json *j, const struct crosscheck *c, size_t from)
+{
+    size_t start = j->want, i = from;
+    for (; i < c->n_cycles_suspect; i++) {
+        if (in_cycles(c->cycles_suspect[i]))
+            continue;
+        if (i > from && j->want - start + strlen(c->cycles_suspect[i]) + 4 > XC_CYCLES_BYTES)
+            return i;
+        json_str(j, c->cycles_suspect[i]);
+    }
+    return i;
+}
+
 static bool within(double x, double ref, double tol)
 {
     double d = x / ref - 1;
@@ -143,8 +166,26 @@ static int emit(const struct crosscheck *c, const char *not_judged)
         for (int i = 0; i < 2; i++)
             if (marked[i] && ledger_mark_suspect(marked[i], c->quantity))
                 json_str(j, marked[i]);
+        /* a blamed conversion to cycles: a figure whose own unit is cycles is the conversion's product itself */
+        for (size_t i = 0; c->cycles_suspect && i < c->n_cycles_suspect; i++)
+            if (in_cycles(c->cycles_suspect[i]) && ledger_mark_suspect(c->cycles_suspect[i], c->quantity))
+                json_str(j, c->cycles_suspect[i]);
     }
     json_arr_end(j);
+    if (c->a_lo > 0 && c->a_hi > 0) {
+        json_key(j, "a_interval");
+        json_arr_begin(j);
+        json_double(j, c->a_lo);
+        json_double(j, c->a_hi);
+        json_arr_end(j);
+    }
+    size_t cyc_next = c->n_cycles_suspect; /* the first cycles_suspect name left for a crosscheck_cycles record */
+    if (c->cycles_suspect) {
+        json_key(j, "cycles_suspect");
+        json_arr_begin(j);
+        cyc_next = judged && !agrees ? cycles_names(j, c, 0) : c->n_cycles_suspect;
+        json_arr_end(j);
+    }
     if (tnote && c->why) {
         static char both[VERDICT_REASON_MAX];
         fmt_snprintf(both, sizeof(both), "%s; %s", tnote, c->why);
@@ -153,6 +194,19 @@ static int emit(const struct crosscheck *c, const char *not_judged)
         json_kv_str(j, "note", tnote ? tnote : c->why);
     }
     plat_rec_end();
+    /* the rest of a long cycles_suspect list (a sweep has hundreds of points): records of their own, each well
+     * inside a record line (RECORD_MAX) */
+    while (cyc_next < c->n_cycles_suspect) {
+        struct json *k = plat_rec_begin("crosscheck_cycles");
+        json_kv_str(k, "quantity", c->quantity);
+        json_kv_str(k, "a", c->a);
+        json_kv_str(k, "b", c->b);
+        json_key(k, "cycles_suspect");
+        json_arr_begin(k);
+        cyc_next = cycles_names(k, c, cyc_next);
+        json_arr_end(k);
+        plat_rec_end();
+    }
 
     if (!judged) {
         plat_printf("  crosscheck %s: %s vs %s not judged (%s)\n", c->quantity, c->a, c->b, not_judged);

@@ -27,6 +27,14 @@ struct crosscheck {
                              when the check is judged. When a and b disagree and it agrees with exactly one of
                              them (same tolerance), only the other is blamed; otherwise blame applies. The record
                              names it and gives its value (third_value, null when it was not measured). */
+    double a_lo, a_hi;    /* optional (both > 0): the interval a_value's measurement and conversion allow; the
+                             record's "a_interval" */
+    const char *const *cycles_suspect; /* optional: when they disagree, figures whose `cycles` conversion the
+                                          check blames: the record's "cycles_suspect" where their own figure
+                                          holds (ns), and marked suspect (the record's "suspect") where their
+                                          own unit is cycles (a penalty); a list longer than one record holds
+                                          goes on in `crosscheck_cycles` records right after it */
+    size_t n_cycles_suspect;
 };
 
 /* Tolerances (relative, |a / b - 1|), with the reasoning in docs/measurement.md "Cross-checks":

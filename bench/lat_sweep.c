@@ -25,6 +25,8 @@ struct series {
     uint64_t bytes[LAT_MAX_POINTS];
     double ns[LAT_MAX_POINTS], cycles[LAT_MAX_POINTS], cv[LAT_MAX_POINTS];
     double ci[LAT_MAX_POINTS]; /* half-width of the median's 95 % CI / the median */
+    double cu[LAT_MAX_POINTS]; /* the relative uncertainty of each point's cycles conversion (core_tsc_ratio_u) */
+    bool chains;               /* every point's cycles converted with the clock chain draws (clock_method_is_chains) */
     enum quality q[LAT_MAX_POINTS]; /* each point's verdict: a plateau's is the worst of its points' */
     double seconds;
     double ratio0, ratio1; /* core/TSC ratio on the benchmark's CPU before and after the series (0: not measured) */
@@ -272,6 +274,7 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
             between(between_done, between_total);
     }
     /* Each point's figure: across its replicates (median of the replicates' medians and its interval). */
+    s->chains = s->n > 0;
     for (size_t j = 0; j < s->n; j++) {
         struct lat_result *r = &pt[j].r;
         /* in cycles with the median of the replicates' own ratios, each timed right after its replicate: a
@@ -281,6 +284,8 @@ static void measure_series(struct series *s, size_t idx, size_t n_grid, uint64_t
                                    r->cycles_method, r);
         s->ns[j] = r->ns;
         s->cycles[j] = r->cycles;
+        s->cu[j] = r->ratio_u;
+        s->chains &= clock_method_is_chains(r->cycles_method) && r->cycles > 0;
         s->cv[j] = r->tsc.spread;
         s->ci[j] = r->tsc.median > 0 ? (r->tsc.ci_hi - r->tsc.ci_lo) / (2 * r->tsc.median) : 1;
         s->q[j] = r->v.q;
@@ -503,6 +508,31 @@ static double plateau_cycles(const struct lat_sweep_curve *c, uint64_t from, uin
     return stats_quantile_sorted(x, n, 0.5);
 }
 
+/* The reference series' first plateau (the L1 one: the curve starts inside the L1D) as readings of the L1
+ * latency in cycles for clock_l1_check: each point's cycles within its conversion's u (the plateau's interval is
+ * the one of its points' medians, plateau_figure). */
+static struct {
+    char name[LEDGER_NAME_MAX];
+    struct clock_l1_reading r[LAT_MAX_POINTS];
+    size_t n;
+} l1;
+
+static void l1_keep(const struct lat_sweep_curve *c, uint64_t from, uint64_t to, const char *name)
+{
+    l1.n = 0;
+    for (size_t i = 0; i < c->n && i < LAT_MAX_POINTS; i++)
+        if (c->bytes[i] >= from && c->bytes[i] <= to && c->cycles[i] > 0)
+            l1.r[l1.n++] = clock_l1_reading_of(c->cycles[i], 0, 0, 0, c->cycles_u[i]);
+    fmt_snprintf(l1.name, sizeof(l1.name), "%s", name);
+}
+
+size_t lat_sweep_l1_readings(const struct clock_l1_reading **r, const char **figure)
+{
+    *r = l1.r;
+    *figure = l1.name;
+    return l1.n;
+}
+
 /* cache_inferred records from the curve of one series, matched against the CPUID data/unified caches. */
 static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const char *disturbed_why)
 {
@@ -594,8 +624,11 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
         for (size_t k = 0; m[i].inferred_bytes > 0 && k < used; k++)
             if (levels[k].bytes == m[i].inferred_bytes)
                 cyc = plateau_cycles(s, (uint64_t)levels[k].from, (uint64_t)levels[k].to);
-        if (cyc > 0)
+        if (cyc > 0) {
             cyc_method = LAT_CYCLES_PLATEAU;
+            if (s->cycles_u)
+                clock_chain_converted(name);
+        }
         else
             cyc = m[i].latency * tsc_per_ns * ratio;
         if (m[i].inferred_bytes > 0) {
@@ -658,6 +691,11 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
         json_kv_str(j, "method", "median latency of the flat run of sweep points; it spans from the run's first "
                                  "size to the knee (docs/measurement.md)");
         plat_rec_end();
+        if (cyc > 0 && s->cycles_u) {
+            clock_chain_converted(name);
+            if (k == 0 && s->n && (uint64_t)levels[k].from == s->bytes[0])
+                l1_keep(s, (uint64_t)levels[k].from, (uint64_t)levels[k].to, name);
+        }
         ref.lv[ref.n] = levels[k];
         ref.cycles[ref.n] = cyc;
         fmt_snprintf(ref.name[ref.n], sizeof(ref.name[0]), "%s", name);
@@ -684,6 +722,7 @@ static void infer_caches(const struct lat_sweep_curve *s, bool disturbed, const 
 
 void lat_sweep_infer(const struct lat_sweep_curve *c, size_t n)
 {
+    l1.n = 0;
     ref.n = 0;
     ref.have = false;
     bool disturbed = false;
@@ -892,7 +931,8 @@ void lat_sweep_run(void)
             continue;
         curves[nc++] = (struct lat_sweep_curve){.mode = S[k].mode_name, .random = S[k].mode == CHAIN_RANDOM,
                                                 .page_bytes = S[k].page_bytes, .n = S[k].n, .bytes = S[k].bytes,
-                                                .ns = S[k].ns, .cycles = S[k].cycles, .q = S[k].q, .clock_steady = !drifted(S[k].ratio0, S[k].ratio1)};
+                                                .ns = S[k].ns, .cycles = S[k].cycles, .cycles_u = S[k].chains ? S[k].cu : NULL,
+                                                .q = S[k].q, .clock_steady = !drifted(S[k].ratio0, S[k].ratio1)};
     }
     lat_sweep_infer(curves, nc);
 }

@@ -27,6 +27,8 @@ struct lat_sweep_curve {
     const uint64_t *bytes; /* working sets, ascending */
     const double *ns;      /* median ns per load */
     const double *cycles;  /* the same in core cycles, each point converted with a ratio of its own time (NULL: none) */
+    const double *cycles_u; /* each point's conversion uncertainty (core_tsc_ratio_u) where every point's cycles
+                             * came from the clock chain draws (NULL otherwise: the L1 check does not judge it) */
     const enum quality *q; /* each point's verdict (NULL: not known, taken as ok): a plateau's is the worst of its points' */
     bool clock_steady;     /* its core/TSC ratio stayed within XC_TOL_RATIO from its start to its end */
 };
@@ -41,6 +43,12 @@ size_t lat_sweep_pick_reference(const struct lat_sweep_curve *c, size_t n, bool 
  * latency_plateau records (suspect when it was disturbed) and keeps its plateaus for lat_sweep_plateau_at.
  * lat_sweep_run calls it; the unit tests call it with curves from real runs (tests/fixtures/sweeps). */
 void lat_sweep_infer(const struct lat_sweep_curve *c, size_t n);
+
+/* The last lat_sweep_infer's reference series' first plateau (the L1 one) as readings of the L1 latency in cycles
+ * (clock_l1_check), one per point, *figure its latency_plateau figure; 0 when the curve's cycles were not all
+ * converted with the clock chain draws or it had no plateau from its first size. */
+struct clock_l1_reading;
+size_t lat_sweep_l1_readings(const struct clock_l1_reading **r, const char **figure);
 
 /* The ledger figure of the reference series' plateau whose [from, to] range holds `bytes`, for cross-checks
  * with the Table 2 rows; NULL with *why (the footprint lies below the first plateau, in the rise between two,

@@ -8,6 +8,7 @@
 #include "kernel/fmt.h"
 #include "bench/lat_sweep.h"
 #include "bench/crosscheck.h"
+#include "bench/clock.h"
 #include "measure/stats_json.h"
 #include "pmu/pmu_bench_api.h"
 
@@ -761,6 +762,15 @@ static void crosscheck_sweep(void)
         } else
             lat_sweep_crosscheck(pairs[i].quantity, a, o->footprint);
     }
+}
+
+bool lat_table2_l1_reading(struct clock_l1_reading *out)
+{
+    const struct row_out *o = &rows[LAT_ROW_L1];
+    if (!o->ok || !(o->r.cycles > 0) || !clock_method_is_chains(o->r.cycles_method))
+        return false;
+    *out = clock_l1_reading_of(o->r.cycles, o->r.tsc.median, o->r.tsc.ci_lo, o->r.tsc.ci_hi, o->r.ratio_u);
+    return true;
 }
 
 double lat_table2_row_cycles(const char *source)

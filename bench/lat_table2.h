@@ -35,5 +35,9 @@ const char *lat_table2_sweep_plateau(const char *source, double *cycles);
 /* The last run's row `source` in core cycles as its data_source record states it (converted with its replicates'
  * own ratios); 0 when the row was not measured. */
 double lat_table2_row_cycles(const char *source);
+/* The last run's L1 row as a reading of the L1 latency in cycles for clock_l1_check (its CI and its conversion's
+ * u); false when the row was not measured or its cycles were not converted with the clock chain draws. */
+struct clock_l1_reading;
+bool lat_table2_l1_reading(struct clock_l1_reading *out);
 
 #endif

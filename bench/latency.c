@@ -3,7 +3,24 @@
 #include "bench/lat_common.h"
 #include "bench/lat_sweep.h"
 #include "bench/lat_table2.h"
+#include "bench/clock.h"
 #include "pmu/pmu_bench_api.h"
+
+/* Core clock vs L1 load latency (docs/measurement.md "Cross-checks"): the sweep's L1 plateau and the Table 2 L1
+ * row, each in the cycles of its own clock draws, against the integer an L1 hit takes. After every figure of the
+ * benchmark, so that a blamed conversion lists them all (cycles_suspect). Nothing where the cycles did not come
+ * from the chain draws (a cycle counter; emulation, minimal mode). */
+static void clock_l1_checks(void)
+{
+    const struct clock_l1_reading *pr;
+    const char *pf;
+    size_t n = lat_sweep_l1_readings(&pr, &pf);
+    if (n)
+        clock_l1_check(pf, pr, n);
+    struct clock_l1_reading rr;
+    if (lat_table2_l1_reading(&rr))
+        clock_l1_check("data_source/L1", &rr, 1);
+}
 
 void bench_latency(void)
 {
@@ -29,4 +46,5 @@ void bench_latency(void)
     lat_sweep_between(lat_table2_between);
     lat_sweep_run();
     lat_table2_finish();
+    clock_l1_checks();
 }

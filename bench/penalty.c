@@ -59,6 +59,8 @@ struct json *pm_penalty_begin(const char *name, const struct stats *cycles, doub
     json_kv_str(j, "method", method);
     json_kv_str(j, "reference", reference);
     json_kv_str(j, "cycles_method", cycles_method);
+    if (clock_method_is_chains(cycles_method) && cycles && cycles->n)
+        clock_chain_converted(fig); /* what an L1 check that blames the draws marks (clock_l1_check) */
     return j;
 }
 
@@ -870,6 +872,19 @@ static void crosscheck_l1(const struct pm_result *l1)
     crosscheck_emit(&xc);
 }
 
+/* Core clock vs L1 load latency (docs/measurement.md "The L1 latency as a clock check"): l1_hit, a self-pointing
+ * word hitting the L1D, in the cycles of its replicates' own chain draws (its CI holds their reading uncertainty,
+ * stats_scale_unc), against the integer an L1 hit takes; after every penalty, so that a blamed conversion marks
+ * them all. Nothing where its cycles did not come from the chain draws (a cycle counter, emulation). */
+static void clock_l1_penalty(const struct pm_result *l1)
+{
+    const struct ledger_entry *e = ledger_find("penalty/l1_hit");
+    if (!e || e->q == QUALITY_UNAVAILABLE || !(e->median > 0) || !l1->tsc.n || !clock_method_is_chains(l1->cycles_method))
+        return;
+    struct clock_l1_reading r = clock_l1_reading_of(e->median, e->median, e->ci_lo, e->ci_hi, 0);
+    clock_l1_check("penalty/l1_hit", &r, 1);
+}
+
 void bench_penalty(void)
 {
     pm_opts_profile(&opts);
@@ -887,6 +902,7 @@ void bench_penalty(void)
     measure_store_forwarding();
     measure_divider();
     plat_free(&scratch);
+    clock_l1_penalty(&l1);
 
     plat_printf("  %-26s %18s %10s %-8s %s\n", "penalty", "cycles +-95% CI", "ns", "quality", "method");
     size_t marked = 0;

@@ -135,36 +135,45 @@ def crosscheck_suspects(records):
     """{figure name: [quantity, ...]} of every figure that a disagreeing `crosscheck` record of the run lists
     under "suspect" (docs/measurement.md, "Verdicts"), the quantities in record order. A cross-check runs
     after the records of both its figures were written, so a record's own "quality" cannot say so: this map
-    is the other half of a figure's final verdict (final_quality)."""
+    is the other half of a figure's final verdict (final_quality). A figure whose conversion to cycles a check
+    blamed (the record's "cycles_suspect", continued in "crosscheck_cycles" records: the clock draws it was
+    converted with, while its own figure holds) is under "cycles:<figure name>"."""
     out = {}
     for r in records:
-        if isinstance(r, dict) and r.get("type") == "crosscheck" and r.get("agrees") is False:
-            for n in r.get("suspect") or []:
-                if isinstance(n, str):
-                    q = r.get("quantity") or "?"
-                    if q not in out.setdefault(n, []):
-                        out[n].append(q)
+        # a long cycles_suspect list goes on in "crosscheck_cycles" records, written only for a disagreeing check
+        if isinstance(r, dict) and (r.get("type") == "crosscheck" and r.get("agrees") is False or
+                                    r.get("type") == "crosscheck_cycles"):
+            q = r.get("quantity") or "?"
+            for key, prefix in (("suspect", ""), ("cycles_suspect", "cycles:")):
+                for n in r.get(key) or []:
+                    if isinstance(n, str) and q not in out.setdefault(prefix + n, []):
+                        out[prefix + n].append(q)
     return out
 
 
-def final_quality(rec, suspects):
+def final_quality(rec, suspects, unit=None):
     """(quality, reason) of a record's figure after every cross-check of its run: the record's own
     "quality" / "quality_reason", made "suspect" when a disagreeing cross-check (suspects, from
     crosscheck_suspects) marked it; (None, None) for a log written before verdicts. The image's summary
     record counts figures by this verdict, and every host tool shows and uses it (reports, nightly
-    baselines and comparisons, history, repro)."""
+    baselines and comparisons, history, repro). unit "cycles" for a record in another unit: the figure's
+    conversion to core cycles, also suspect where a check blamed that conversion (crosscheck "cycles_suspect")."""
     if not isinstance(rec, dict):
         return None, None
     q, why = rec.get("quality"), rec.get("quality_reason")
     xq = suspects.get(rec.get("figure")) if suspects else None
     if xq and q in ("ok", "noisy"):
         q, why = "suspect", "cross-check disagrees: %s" % "; ".join(xq)
+    cq = suspects.get("cycles:%s" % rec.get("figure")) if suspects and unit == "cycles" and \
+        rec.get("unit") != "cycles" else None
+    if cq and q in ("ok", "noisy"):
+        q, why = "suspect", "its conversion to cycles is blamed by a cross-check: %s" % "; ".join(cq)
     return q, why
 
 
 def _add(out, name, v, unit, s=None, better="lower", rec=None, suspects=None):
     if _num(v):
-        q, why = final_quality(rec, suspects)
+        q, why = final_quality(rec, suspects, unit)
         out[name] = Figure(name, v, unit, s if _num(s) else None, better, q, why)
 
 

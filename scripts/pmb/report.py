@@ -210,6 +210,11 @@ def section_disagreements(doc, run):
                           "b" if b.startswith(x) or x.startswith(b.split(".")[0]) else x)
         blame = ", ".join(sorted(set("%s (%s)" % (x, a if x == "a" else b) if x in ("a", "b") else x
                                      for x in blamed))) or "neither (no figure marked suspect)"
+        cyc = r.get("cycles_suspect")
+        if isinstance(cyc, list) and cyc:   # a clock conversion blamed: the figures' cycles, not the figures
+            n = len(cyc) + sum(len(x.get("cycles_suspect") or []) for x in run.by_type("crosscheck_cycles")
+                               if x.get("quantity") == r.get("quantity") and x.get("a") == a)
+            blame = "b (%s): the cycles of %d figure%s converted with it" % (b, n, "" if n == 1 else "s")
         third = r.get("third")
         if isinstance(third, str) and third:   # a third measurement of the quantity (docs/measurement.md)
             tv = r.get("third_value")
@@ -821,7 +826,7 @@ SECTIONS = [
     (section_figures, ()),
     (section_other, ()),
 ]
-SHOWN = {t for _fn, types in SECTIONS for t in types} | {"summary", "crosscheck"}   # crosscheck: section_disagreements
+SHOWN = {t for _fn, types in SECTIONS for t in types} | {"summary", "crosscheck", "crosscheck_cycles"}   # section_disagreements
 _PLOTS = (section_latency, section_c2c, section_numa, section_loaded, section_bandwidth, section_branch)
 
 

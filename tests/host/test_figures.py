@@ -232,3 +232,34 @@ def test_any_record_with_the_statistics_keys_is_a_figure():
     assert figs["zz_pair/x/ns"].quality is None     # no verdict in the record: a cross-check marks only verdicts
     bw = figs["zz_bw/read/bytes_per_s"]
     assert (bw.unit, bw.better) == ("bytes/s", "higher")
+
+
+def test_cycles_suspect_marks_the_cycles_figure_only():
+    """A crosscheck that blames a clock conversion ("cycles_suspect", docs/records.md) makes the figure's
+    <figure>/cycles suspect and leaves its own unit's verdict alone; a figure it does not list keeps both."""
+    pt = {"type": "latency_sweep", "bytes": 1024, "page_bytes": 2097152, "mode": "random",
+          "figure": "latency_sweep/random/2097152/1024", "unit": "ns", "median": 1.927, "n": 75,
+          "quality": "ok", "tsc": 4.047, "cycles": 4.81,
+          "cycles_method": "core_tsc_ratio:clock_chains, after each replicate (median)"}
+    other = dict(pt, bytes=1216, figure="latency_sweep/random/2097152/1216")
+    xc = {"type": "crosscheck", "quantity": "core clock vs L1 load latency (an integer number of cycles)",
+          "a": "latency_plateau/random/2097152/0", "b": "clock/cpu2/clock_chains", "a_value": 4.81,
+          "b_value": 5, "agrees": False, "suspect": [], "cycles_suspect": [pt["figure"]]}
+    sus = figures.crosscheck_suspects([pt, other, xc])
+    assert figures.final_quality(pt, sus) == ("ok", None)
+    q, why = figures.final_quality(pt, sus, "cycles")
+    assert q == "suspect" and "core clock vs L1 load latency" in why
+    assert figures.final_quality(other, sus, "cycles") == ("ok", None)
+    out = {}
+    figures.generic(out, pt, sus)
+    assert out[pt["figure"] + "/cycles"].quality == "suspect"
+    assert out[pt["figure"] + "/ns"].quality == "ok"
+    # a long list goes on in crosscheck_cycles records
+    more = {"type": "crosscheck_cycles", "quantity": xc["quantity"], "a": xc["a"], "b": xc["b"],
+            "cycles_suspect": [other["figure"]]}
+    sus = figures.crosscheck_suspects([pt, other, xc, more])
+    assert figures.final_quality(other, sus, "cycles")[0] == "suspect"
+    assert figures.final_quality(other, sus) == ("ok", None)
+    # an agreeing check marks nothing
+    sus = figures.crosscheck_suspects([pt, dict(xc, agrees=True)])
+    assert figures.final_quality(pt, sus, "cycles") == ("ok", None)
