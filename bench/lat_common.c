@@ -227,8 +227,13 @@ int lat_chase(void *start, size_t n, bool own_cpu, const struct lat_reps *reps, 
         llc = c.llc;
         have_llc = true;
     }
-    /* A chain larger than the LLC: a fixed warm-up, as in the sweep (docs/latency.md "Sweep"). */
-    return lat_chase_warm(start, n, own_cpu, reps, llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0, r);
+    /* A chain larger than the LLC: a fixed warm-up, as in the sweep (docs/latency.md "Sweep"); relinked per
+     * replicate, each replicate warmed by its share of it, as the sweep's fresh chains above the LLC. */
+    uint64_t warm = llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0;
+    size_t nrep = reps && reps->n ? reps->n : lat_replicates();
+    if (warm && reps && reps->relink && reps->relink->on && nrep > 1)
+        warm = MAX(LAT_SWEEP_WARM_LOADS / nrep, (uint64_t)LAT_SWEEP_REP_WARM_MIN);
+    return lat_chase_warm(start, n, own_cpu, reps, warm, r);
 }
 
 int lat_chase_warm(void *start, size_t n, bool own_cpu, const struct lat_reps *reps, uint64_t warmup_loads,
@@ -492,7 +497,18 @@ void *lat_relink_rep(struct lat_relink *rl, size_t k, size_t *n)
     if (!rl->on)
         return NULL;
     size_t lo = (size_t)(lat_relink_offset(rl, k) / (rl->unit ? rl->unit : 1));
-    return chain_relink(&rl->segs, lo, rl->use, lat_rep_seed(rl->seed, k % rl->reps), n);
+    /* replicate k starts in stratum k of R: a replicate walks a few segments of its own (its share of the
+     * sampling budget: a few 2 MiB units), never one an earlier replicate left in the LLC */
+    void **p = chain_relink(&rl->segs, lo, rl->use, lat_rep_seed(rl->seed, k % rl->reps), k % rl->reps, rl->reps, n);
+    /* ... and (k / R) of the way into its first segment: the loads of a page-by-page chain get faster along a unit
+     * (the adjacent-line prefetch has fetched more of the lines still to come), so replicates that all started at
+     * a unit's head would time the same part of it (9 replicates of a 256 MiB chain, 7282 warm-up loads each:
+     * 3-6 % below the same chain chased on from where the last replicate stopped, 4-10 % below replicates that
+     * each start after two whole units); spread over the unit, their median is the whole unit's. */
+    size_t steps = rl->segs.per ? (k % rl->reps) * rl->segs.per / rl->reps : 0;
+    for (size_t i = 0; p && i < steps; i++)
+        p = *p;
+    return p;
 }
 
 void *lat_chain_relinkable(void *buf, const struct chain_params *p, uint64_t use_bytes, struct lat_scratch *s,

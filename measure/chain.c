@@ -501,18 +501,42 @@ int chain_par_segs(const struct chain_par *c, size_t m, struct chain_segs *s, ui
     return 0;
 }
 
-void *chain_relink(const struct chain_segs *s, size_t lo, size_t count, uint64_t seed, size_t *n_elems)
+void *chain_relink(const struct chain_segs *s, size_t lo, size_t count, uint64_t seed, size_t first, size_t strata,
+                   size_t *n_elems)
 {
     struct rand r;
-    if (!s || !s->base || count == 0 || lo > s->n || count > s->n - lo || (count < s->n && !s->per))
+    if (!s || !s->base || count == 0 || lo > s->n || count > s->n - lo || (count < s->n && !s->per) || strata == 0)
         return NULL;
     /* a stream of its own: not the build's page cycle when the seed is the build's */
     uint64_t x = seed ^ 0x5EC7A11CE5EEDull;
     rand_seed(&r, splitmix64_next(&x));
-    sattolo(s->order, count, &r); /* the window's segment after segment i is order[i] */
+    /* The visiting order: the window's segments of stratum `first` (absolute index mod strata), shuffled, then the
+     * others, shuffled (Fisher-Yates each); with one stratum a uniformly random order, so a uniformly random
+     * cycle. */
+    uint32_t *v = s->order;
+    size_t m = 0;
     for (size_t i = 0; i < count; i++)
-        *(void **)(s->base + (size_t)s->tail[lo + i] * s->line) = s->base + (size_t)s->head[lo + s->order[i]] * s->line;
+        if ((lo + i) % strata == first % strata)
+            v[m++] = (uint32_t)i;
+    size_t head_n = m;
+    for (size_t i = 0; i < count; i++)
+        if ((lo + i) % strata != first % strata)
+            v[m++] = (uint32_t)i;
+    for (size_t part = 0; part < 2; part++) {
+        uint32_t *a = part ? v + head_n : v;
+        size_t k = part ? count - head_n : head_n;
+        for (size_t i = k; i > 1; i--) {
+            size_t j = (size_t)rand_below(&r, i);
+            uint32_t t = a[i - 1];
+            a[i - 1] = a[j];
+            a[j] = t;
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        size_t next = v[i + 1 < count ? i + 1 : 0];
+        *(void **)(s->base + (size_t)s->tail[lo + v[i]] * s->line) = s->base + (size_t)s->head[lo + next] * s->line;
+    }
     if (n_elems)
         *n_elems = count == s->n ? s->total : count * s->per;
-    return s->base + (size_t)s->head[lo] * s->line;
+    return s->base + (size_t)s->head[lo + v[0]] * s->line;
 }

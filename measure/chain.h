@@ -188,9 +188,13 @@ int chain_page_par_segs(const struct chain_page_par *c, struct chain_segs *s, ui
  * stretches of n / m elements or one more (1 <= m <= n), as segments in mem (CHAIN_SEGS_WORDS(m) entries). 0, or
  * -1. */
 int chain_par_segs(const struct chain_par *c, size_t m, struct chain_segs *s, uint32_t *mem);
-/* Links segments [lo, lo + count) into one cycle in a random order drawn from seed; returns where the chase
- * starts (segment lo's head) and the cycle's element count in *n_elems (optional), or NULL when the window does
- * not fit, is empty, or (count < n) the segments are not of equal length. */
-void *chain_relink(const struct chain_segs *s, size_t lo, size_t count, uint64_t seed, size_t *n_elems);
+/* Links segments [lo, lo + count) into one cycle in a random order drawn from seed, the segments of stratum
+ * `first` (those whose index is first mod strata) visited first, from the start on: replicates that start each in a
+ * stratum of their own and walk fewer segments than a stratum holds chase disjoint segments (none finds another's
+ * lines still cached). strata 1: a uniformly random cycle. Returns where the chase starts (the first segment's
+ * head) and the cycle's element count in *n_elems (optional), or NULL when the window does not fit, is empty,
+ * (count < n) the segments are not of equal length, or strata is 0. */
+void *chain_relink(const struct chain_segs *s, size_t lo, size_t count, uint64_t seed, size_t first, size_t strata,
+                   size_t *n_elems);
 
 #endif

@@ -1037,7 +1037,7 @@ static void test_relink_page(void **state)
                 char *before = malloc(a.bytes);
                 memcpy(before, a.buf, a.bytes);
                 size_t n = 0;
-                void *start = chain_relink(&s, w->lo, w->hi - w->lo, 100 + seed, &n);
+                void *start = chain_relink(&s, w->lo, w->hi - w->lo, 100 + seed, 0, 1, &n);
                 assert_non_null(start);
                 assert_int_equal(n, (w->hi - w->lo) * used);
                 /* untouched: only the window's tails' links may differ */
@@ -1067,10 +1067,10 @@ static void test_relink_page(void **state)
         /* the same seed: the same chain */
         size_t n1 = 0, n2 = 0;
         size_t *o1 = malloc(pages * used * sizeof(size_t)), *o2 = malloc(pages * used * sizeof(size_t));
-        void *s1 = chain_relink(&s, 0, pages, 5, &n1);
+        void *s1 = chain_relink(&s, 0, pages, 5, 0, 1, &n1);
         check_cycle(&a, s1, n1, 64, sel_window, &all, o1);
-        chain_relink(&s, 2, 9, 6, NULL);
-        void *s2 = chain_relink(&s, 0, pages, 5, &n2);
+        chain_relink(&s, 2, 9, 6, 0, 1, NULL);
+        void *s2 = chain_relink(&s, 0, pages, 5, 0, 1, &n2);
         check_cycle(&a, s2, n2, 64, sel_window, &all, o2);
         assert_memory_equal(o1, o2, pages * used * sizeof(size_t));
         free(o1);
@@ -1119,7 +1119,7 @@ static void test_relink_random(void **state)
                 char *before = malloc(a.bytes);
                 memcpy(before, a.buf, a.bytes);
                 size_t n = 0;
-                void *start = chain_relink(&s, 0, m, 40 + seed, &n);
+                void *start = chain_relink(&s, 0, m, 40 + seed, 0, 1, &n);
                 assert_int_equal(n, cnt);
                 for (size_t off = 0; off < a.bytes; off += 8) {
                     bool tail_link = false;
@@ -1148,9 +1148,9 @@ static void test_relink_random(void **state)
                 assert_memory_not_equal(firsts[0], firsts[1], m * sizeof(size_t));
             /* a window needs equal stretches */
             if (cnt % m)
-                assert_null(chain_relink(&s, 0, m - 1, 1, NULL));
-            assert_null(chain_relink(&s, 1, m, 1, NULL));
-            assert_null(chain_relink(&s, 0, 0, 1, NULL));
+                assert_null(chain_relink(&s, 0, m - 1, 1, 0, 1, NULL));
+            assert_null(chain_relink(&s, 1, m, 1, 0, 1, NULL));
+            assert_null(chain_relink(&s, 0, 0, 1, 0, 1, NULL));
             assert_int_equal(chain_par_segs(&c, cnt + 1, &s, mem), -1);
             free(mem);
             free(pos);
@@ -1159,6 +1159,44 @@ static void test_relink_random(void **state)
             arena_free(&a);
         }
     }
+}
+
+/* Strata: replicate k's cycle visits the window's pages of index k mod R first (all of them, in random order), then
+ * the rest; still one cycle over every used line, each page once; the replicates' first strata are disjoint. */
+static void test_relink_strata_first(void **state)
+{
+    (void)state;
+    const size_t pages = 24, lpp = 64, used = 3, reps = 5, lo = 2, count = 20;
+    struct arena a;
+    uint32_t *mem;
+    struct chain_segs s = page_segs(&a, pages, 4096, used, 9, &mem);
+    uint8_t inuse[24 * 64] = {0};
+    const char *q = (char *)a.buf + (size_t)s.head[0] * 64;
+    for (size_t i = 0; i < pages * used; i++, q = *(char *const *)q)
+        inuse[(size_t)(q - a.buf) / 64] = 1;
+    struct win w = {lo, lo + count, lpp, inuse};
+    uint8_t owner[24];
+    memset(owner, 0xFF, sizeof(owner));
+    for (size_t k = 0; k < reps; k++) {
+        size_t n = 0, ord[24 * 3], visited[24];
+        void *start = chain_relink(&s, lo, count, 77 + k, k, reps, &n);
+        assert_non_null(start);
+        check_cycle(&a, start, n, 64, sel_window, &w, ord);
+        size_t np = pages_visited(ord, n, lpp, used, visited);
+        assert_int_equal(np, count);
+        size_t in_stratum = 0;
+        for (size_t u = lo; u < lo + count; u++)
+            in_stratum += u % reps == k;
+        for (size_t i = 0; i < np; i++)
+            assert_int_equal(visited[i] % reps == k, i < in_stratum);
+        for (size_t i = 0; i < in_stratum; i++) { /* no page is first-stratum for two replicates */
+            assert_int_equal(owner[visited[i]], 0xFF);
+            owner[visited[i]] = (uint8_t)k;
+        }
+    }
+    assert_null(chain_relink(&s, lo, count, 1, 0, 0, NULL));
+    free(mem);
+    arena_free(&a);
 }
 
 int main(void)
@@ -1178,6 +1216,7 @@ int main(void)
         cmocka_unit_test(test_page_par_same_chain_any_workers), cmocka_unit_test(test_page_par_uniform),
         cmocka_unit_test(test_page_par_bad_params),
         cmocka_unit_test(test_relink_page),          cmocka_unit_test(test_relink_random),
+        cmocka_unit_test(test_relink_strata_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
