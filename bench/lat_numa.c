@@ -150,7 +150,7 @@ void bench_numa_latency(void)
                 json_kv_uint(j, "page_bytes", b.page_bytes);
                 json_kv_int(j, "buffer_node", b.node);
                 json_kv_str(j, "chain", b.page_bytes >= MiB(2) ? "page" : "random");
-                json_kv_uint(j, "buffer_bytes", wb);
+                json_kv_uint(j, "buffer_bytes", b.page_bytes >= MiB(2) ? ALIGN_DOWN(wb, MiB(2)) : w); /* the chain's */
                 lat_relink_json(j, &rl);
                 numa_ns[from][mem] = rc.r.ns;
             }

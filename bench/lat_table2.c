@@ -358,7 +358,7 @@ static void row_dram(struct env *e, enum lat_row row, int node, const char *node
     json_kv_uint(j, "page_bytes", b.page_bytes);
     json_kv_str(j, "page_how", b.page_how);
     json_kv_str(j, "chain", big ? "page" : "random");
-    json_kv_uint(j, "buffer_bytes", wb);
+    json_kv_uint(j, "buffer_bytes", p.bytes); /* the bytes the chain is built over (4 KiB pages: w alone) */
     json_kv_double(j, "build_seconds", build_s);
     lat_relink_json(j, &rl);
     json_kv_double(j, "llc_fraction", llc_frac);
