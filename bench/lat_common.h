@@ -161,8 +161,9 @@ void *lat_chain_relinkable(void *buf, const struct chain_params *p, uint64_t use
                            struct lat_relink *rl, size_t *n);
 /* Relinks the chain for replicate k (k mod R): returns its start, n its elements (the same for every k). */
 void *lat_relink_rep(struct lat_relink *rl, size_t k, size_t *n);
-/* "replicate_offsets": where each replicate's window started, bytes from the buffer's start (all 0 without
- * windows); "replicate_seeds_from", "relink_segments", "relink_segments_used" (segments per replicate). */
+/* "relinked", "relink_segments" (of the built chain), "relink_segments_used" (per replicate) and
+ * "replicate_offsets": where each replicate's window started, bytes from the buffer's start (all 0 without
+ * windows; one 0 when not relinked). */
 void lat_relink_json(struct json *j, const struct lat_relink *rl);
 /* Where replicate k's window starts, bytes from the buffer's start (0 without windows). */
 uint64_t lat_relink_offset(const struct lat_relink *rl, size_t k);
