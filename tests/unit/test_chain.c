@@ -1207,6 +1207,8 @@ int main(void)
         cmocka_unit_test(test_page_mode),            cmocka_unit_test(test_page_mode_geometries),
         cmocka_unit_test(test_page_one_line_spread), cmocka_unit_test(test_page_unused_lines_untouched),
         cmocka_unit_test(test_page_mode_uniform),
+        cmocka_unit_test(test_relink_page),          cmocka_unit_test(test_relink_random),
+        cmocka_unit_test(test_relink_strata_first),
         cmocka_unit_test(test_stride_mode),          cmocka_unit_test(test_stride_rotation_covers_sets),
         cmocka_unit_test(test_deterministic),        cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_bad_params),           cmocka_unit_test(test_verify_rejects),
@@ -1215,8 +1217,6 @@ int main(void)
         cmocka_unit_test(test_par_table_same_chain_any_workers), cmocka_unit_test(test_par_table_uniform),
         cmocka_unit_test(test_page_par_same_chain_any_workers), cmocka_unit_test(test_page_par_uniform),
         cmocka_unit_test(test_page_par_bad_params),
-        cmocka_unit_test(test_relink_page),          cmocka_unit_test(test_relink_random),
-        cmocka_unit_test(test_relink_strata_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
