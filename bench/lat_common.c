@@ -201,6 +201,10 @@ static double window_ratio(bool use, bool ok0, uint64_t c0, uint64_t t0, const c
 static void *fresh_chain(void *ctx, size_t k)
 {
     const struct lat_reps *rp = ctx;
+    if (rp->relink) { /* a DRAM-sized chain: a fresh order of its segments, another window of its units */
+        size_t n = 0;
+        return rp->relink->on ? lat_relink_rep(rp->relink, k, &n) : CHASE_SAME_CHAIN;
+    }
     struct cache_sizes c;
     cache_sizes_from_cpuid(plat_cpuinfo(), &c);
     if (rp->p.bytes > lat_fresh_max_bytes_par(&c, lat_build_cpus(rp->p.mode)))
@@ -225,8 +229,13 @@ int lat_chase(void *start, size_t n, bool own_cpu, const struct lat_reps *reps, 
         llc = c.llc;
         have_llc = true;
     }
-    /* A chain larger than the LLC: a fixed warm-up, as in the sweep (docs/latency.md "Sweep"). */
-    return lat_chase_warm(start, n, own_cpu, reps, llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0, r);
+    /* A chain larger than the LLC: a fixed warm-up, as in the sweep (docs/latency.md "Sweep"); relinked per
+     * replicate, each replicate warmed by its share of it, as the sweep's fresh chains above the LLC. */
+    uint64_t warm = llc && (uint64_t)n * 64 > llc ? LAT_SWEEP_WARM_LOADS : 0;
+    size_t nrep = reps && reps->n ? reps->n : lat_replicates();
+    if (warm && reps && reps->relink && reps->relink->on && nrep > 1)
+        warm = MAX(LAT_SWEEP_WARM_LOADS / nrep, (uint64_t)LAT_SWEEP_REP_WARM_MIN);
+    return lat_chase_warm(start, n, own_cpu, reps, warm, r);
 }
 
 int lat_chase_warm(void *start, size_t n, bool own_cpu, const struct lat_reps *reps, uint64_t warmup_loads,
@@ -246,7 +255,7 @@ int lat_chase_warm(void *start, size_t n, bool own_cpu, const struct lat_reps *r
     o.budget_tsc = o.budget_tsc / of * nrep;
     if (of > nrep) /* one of the figure's replicates measured apart: its share of the minimum (as the engine's) */
         o.min_samples = MAX((o.min_samples + of - 1) / of, (size_t)MEAS_MIN_REPLICATE_SAMPLES);
-    if (reps && reps->buf) {
+    if (reps && (reps->buf || reps->relink)) {
         o.setup = fresh_chain;
         o.setup_ctx = (void *)reps;
     }
@@ -350,44 +359,56 @@ static int random_step(struct chain_par *c, enum chain_par_step step, const uint
 /* The links: stored directly on pages of 2 MiB or more, else through the successor table in the chain's own
  * lines (measure/chain.h: on 4 KiB pages each direct store is also a page walk; the table's stores touch a
  * sixteenth of the pages, then one sequential pass writes the links). The same chain either way. */
+static struct chain_par random_par; /* the last chain random_in_parts built: lat_chain_relinkable reads its order */
+
 static void *random_in_parts(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n)
 {
-    static struct chain_par c;
+    struct chain_par *c = &random_par; /* not on a stack that a part still running elsewhere would outlive */
     uint32_t ids[CHAIN_PAR_PARTS];
-    if (chain_par_init(&c, buf, p, scratch, scratch_bytes) != 0)
+    if (chain_par_init(c, buf, p, scratch, scratch_bytes) != 0)
         return NULL;
     uint32_t nw = par_cpus(ids);
     lat_chain_last.cpus = nw;
-    if (random_step(&c, CHAIN_PAR_COUNT, ids, nw) != 0)
+    if (random_step(c, CHAIN_PAR_COUNT, ids, nw) != 0)
         return NULL;
-    chain_par_place(&c);
-    if (random_step(&c, CHAIN_PAR_SCATTER, ids, nw) != 0 || random_step(&c, CHAIN_PAR_SHUFFLE, ids, nw) != 0)
+    chain_par_place(c);
+    if (random_step(c, CHAIN_PAR_SCATTER, ids, nw) != 0 || random_step(c, CHAIN_PAR_SHUFFLE, ids, nw) != 0)
         return NULL;
     if (p->buf_page >= MiB(2)) {
-        if (random_step(&c, CHAIN_PAR_LINK, ids, nw) != 0)
+        if (random_step(c, CHAIN_PAR_LINK, ids, nw) != 0)
             return NULL;
     } else {
-        if (random_step(&c, CHAIN_PAR_SUCC, ids, nw) != 0 || random_step(&c, CHAIN_PAR_WRITE, ids, nw) != 0)
+        if (random_step(c, CHAIN_PAR_SUCC, ids, nw) != 0 || random_step(c, CHAIN_PAR_WRITE, ids, nw) != 0)
             return NULL;
-        chain_par_step(&c, CHAIN_PAR_TAIL, 0); /* the last lines, in order, on this CPU */
+        chain_par_step(c, CHAIN_PAR_TAIL, 0); /* the last lines, in order, on this CPU */
     }
-    return chain_par_start(&c, n);
+    return chain_par_start(c, n);
 }
 
 /* CHAIN_PAGE: the page cycle on this CPU, the pages' lines in parts (chain_build's chain, byte for byte). */
 static void page_part(void *ctx, unsigned w) { chain_page_par_part(ctx, w); }
 
+static struct chain_page_par page_par; /* as random_par */
+
+/* tail: NULL, or where the parts write each page's last line (chain_page_par_segs) */
+static void *page_in_parts_tail(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n,
+                                uint32_t *tail)
+{
+    struct chain_page_par *c = &page_par;
+    uint32_t ids[CHAIN_PAR_PARTS];
+    if (chain_page_par_init(c, buf, p, scratch, scratch_bytes) != 0)
+        return NULL;
+    c->tail = tail;
+    uint32_t nw = plat_config()->minimal ? 1 : par_cpus(ids);
+    lat_chain_last.cpus = nw;
+    if (par_step(page_part, c, ids, nw) != 0)
+        return NULL;
+    return chain_page_par_start(c, n);
+}
+
 static void *page_in_parts(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes, size_t *n)
 {
-    static struct chain_page_par c; /* as random_in_parts' */
-    uint32_t ids[CHAIN_PAR_PARTS];
-    if (chain_page_par_init(&c, buf, p, scratch, scratch_bytes) != 0)
-        return NULL;
-    uint32_t nw = par_cpus(ids);
-    lat_chain_last.cpus = nw;
-    if (par_step(page_part, &c, ids, nw) != 0)
-        return NULL;
-    return chain_page_par_start(&c, n);
+    return page_in_parts_tail(buf, p, scratch, scratch_bytes, n, NULL);
 }
 
 /* How lat_chain builds p: in parts (chain.h) from LAT_PAR_MIN_LINES lines on, a page-by-page chain only where
@@ -413,12 +434,9 @@ static enum lat_build lat_build_of(const struct chain_params *p, size_t *need)
     return LAT_BUILD_ONE;
 }
 
-void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, size_t *n)
+/* The scratch at least need bytes: 0, or -1. */
+static int scratch_grow(struct lat_scratch *s, size_t need)
 {
-    size_t need;
-    enum lat_build how = lat_build_of(p, &need);
-    if (need == SIZE_MAX)
-        return NULL;
     if (need > 0 && (!s->b.ptr || s->b.bytes < need)) {
         /* Grown to a power of two: a sweep's chains grow by 2^(1/4) per point, and a new scratch for each
          * would be allocated and faulted in again each time (at most twice the need). */
@@ -428,8 +446,19 @@ void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, 
         plat_free(&s->b);
         if (plat_alloc(&s->b, want, PLAT_PAGE_DEFAULT, -1, "latency chain scratch") != 0 &&
             plat_alloc(&s->b, need, PLAT_PAGE_DEFAULT, -1, "latency chain scratch") != 0)
-            return NULL;
+            return -1;
     }
+    return 0;
+}
+
+void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, size_t *n)
+{
+    size_t need;
+    enum lat_build how = lat_build_of(p, &need);
+    if (need == SIZE_MAX)
+        return NULL;
+    if (scratch_grow(s, need) != 0)
+        return NULL;
     uint64_t t0 = timing_rdtsc();
     lat_chain_last.cpus = 1;
     void *start = how == LAT_BUILD_RANDOM_PARTS ? random_in_parts(buf, p, s->b.ptr, s->b.bytes, n)
@@ -442,6 +471,107 @@ void *lat_chain(void *buf, const struct chain_params *p, struct lat_scratch *s, 
 }
 
 void lat_scratch_free(struct lat_scratch *s) { plat_free(&s->b); }
+
+/* ---- DRAM-sized chains relinked per replicate (lat_common.h) ---------------------------------------------- */
+
+uint64_t lat_relink_buffer_bytes(uint64_t w, uint64_t page_bytes, uint64_t cap)
+{
+    size_t reps = lat_replicates();
+    if (reps <= 1 || page_bytes < MiB(2))
+        return w;
+    uint64_t units = w / MiB(2);
+    uint64_t spare = MAX((units + LAT_RELINK_SPARE_DIV - 1) / LAT_RELINK_SPARE_DIV, (uint64_t)(reps - 1));
+    uint64_t b = w + spare * MiB(2);
+    if (cap && b > cap) /* what the cap leaves, whole units: fewer, or none (every replicate on the same units) */
+        b = MAX(w, w + ALIGN_DOWN(cap - MIN(cap, w), MiB(2)));
+    return b;
+}
+
+uint64_t lat_relink_offset(const struct lat_relink *rl, size_t k)
+{
+    if (!rl->on || !rl->unit)
+        return 0;
+    return lat_rep_offset(rl->segs.n * rl->unit, rl->use * rl->unit, rl->unit, k, rl->reps);
+}
+
+void *lat_relink_rep(struct lat_relink *rl, size_t k, size_t *n)
+{
+    if (!rl->on)
+        return NULL;
+    size_t lo = (size_t)(lat_relink_offset(rl, k) / (rl->unit ? rl->unit : 1));
+    /* replicate k starts in stratum k of R: a replicate walks a few segments of its own (its share of the
+     * sampling budget: a few 2 MiB units), never one an earlier replicate left in the LLC */
+    void **p = chain_relink(&rl->segs, lo, rl->use, lat_rep_seed(rl->seed, k % rl->reps), k % rl->reps, rl->reps, n);
+    /* ... and (k / R) of the way into its first segment: the loads of a page-by-page chain get faster along a unit
+     * (the adjacent-line prefetch has fetched more of the lines still to come), so replicates that all started at
+     * a unit's head would time the same part of it (9 replicates of a 256 MiB chain, 7282 warm-up loads each:
+     * 3-6 % below the same chain chased on from where the last replicate stopped, 4-10 % below replicates that
+     * each start after two whole units); spread over the unit, their median is the whole unit's. */
+    size_t steps = rl->segs.per ? (k % rl->reps) * rl->segs.per / rl->reps : 0;
+    for (size_t i = 0; p && i < steps; i++)
+        p = *p;
+    return p;
+}
+
+void *lat_chain_relinkable(void *buf, const struct chain_params *p, uint64_t use_bytes, struct lat_scratch *s,
+                           struct lat_relink *rl, size_t *n)
+{
+    *rl = (struct lat_relink){.seed = p->seed, .reps = lat_replicates()};
+    struct chain_params one = *p;
+    one.bytes = (size_t)use_bytes;
+    bool page = p->mode == CHAIN_PAGE;
+    if (rl->reps <= 1 || plat_config()->minimal || (p->mode != CHAIN_RANDOM && !page) ||
+        (!page && use_bytes != p->bytes) || use_bytes > p->bytes)
+        return lat_chain(buf, &one, s, n);
+    size_t line = p->line ? p->line : CHAIN_DEFAULT_LINE;
+    size_t need = page ? chain_page_par_scratch_bytes(p) : chain_scratch_bytes(p);
+    size_t lines = p->bytes / line;
+    size_t m = page ? (p->page ? p->bytes / p->page : 0) : MAX(lines / LAT_RELINK_SEG_LINES, (size_t)1);
+    if (need == SIZE_MAX || m == 0 || scratch_grow(s, need) != 0 ||
+        plat_alloc(&rl->mem, CHAIN_SEGS_WORDS(m) * sizeof(uint32_t), PLAT_PAGE_DEFAULT, -1, "latency relink") != 0)
+        return lat_chain(buf, &one, s, n);
+    uint32_t *mem = rl->mem.ptr;
+    uint64_t t0 = timing_rdtsc();
+    lat_chain_last.cpus = 1;
+    void *start;
+    if (page) {
+        start = page_in_parts_tail(buf, p, s->b.ptr, s->b.bytes, n, mem + m);
+        if (start && chain_page_par_segs(&page_par, &rl->segs, mem) != 0)
+            start = NULL;
+        rl->unit = p->page;
+        rl->use = (size_t)(use_bytes / p->page);
+    } else {
+        start = random_in_parts(buf, p, s->b.ptr, s->b.bytes, n);
+        if (start && chain_par_segs(&random_par, m, &rl->segs, mem) != 0)
+            start = NULL;
+        rl->use = m;
+    }
+    lat_chain_last.ticks = timing_rdtsc() - t0;
+    if (!start) {
+        lat_relink_free(rl);
+        return NULL;
+    }
+    rl->on = true;
+    return lat_relink_rep(rl, 0, n);
+}
+
+void lat_relink_json(struct json *j, const struct lat_relink *rl)
+{
+    json_kv_bool(j, "relinked", rl->on);
+    json_kv_uint(j, "relink_segments", rl->on ? rl->segs.n : 0);
+    json_kv_uint(j, "relink_segments_used", rl->on ? rl->use : 0);
+    json_key(j, "replicate_offsets");
+    json_arr_begin(j);
+    for (size_t k = 0; k < (rl->on ? rl->reps : 1); k++)
+        json_uint(j, lat_relink_offset(rl, k));
+    json_arr_end(j);
+}
+
+void lat_relink_free(struct lat_relink *rl)
+{
+    plat_free(&rl->mem);
+    rl->on = false;
+}
 
 int lat_lines_build(struct lat_lines *l, void *buf, uint64_t bytes, uint64_t seed, struct lat_scratch *s)
 {

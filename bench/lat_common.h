@@ -80,6 +80,7 @@ void lat_chase_opts(struct chase_opts *o);
 struct lat_reps {
     size_t n;  /* 0: the profile's (lat_replicates) */
     size_t of; /* 0: n */
+    struct lat_relink *relink; /* set: replicate k >= 1 chases lat_relink_rep(relink, k) (buf, p and s unused) */
     void *buf;
     struct chain_params p;
     struct lat_scratch *s;
@@ -129,6 +130,44 @@ struct lat_chain_cost {
 };
 extern struct lat_chain_cost lat_chain_last;
 void lat_scratch_free(struct lat_scratch *s);
+
+/* ---- DRAM-sized chains relinked per replicate (docs/measurement.md "Replicates") ------------------------------
+ * A chain of millions of lines costs seconds to rebuild; its replicates take a fresh order of its segments
+ * instead (chain_relink: one pointer store per segment). With large pages (CHAIN_PAGE over 2 MiB units) the chain
+ * is built over a buffer a little larger than the working set (lat_relink_buffer_bytes) and replicate k chains
+ * the window of units at lat_rep_offset(buffer, working set, unit, k, R): other pages each. A CHAIN_RANDOM chain
+ * (4 KiB pages) is cut into stretches of its visiting order of LAT_RELINK_SEG_LINES lines, relinked in a fresh
+ * order over the same lines: a window of stretches would be a subset of lines spread over every page of the
+ * buffer, not other pages (fresh pages need a rebuild: O(lines)). */
+#define LAT_RELINK_SEG_LINES (MiB(2) / 64) /* a 2 MiB unit's lines: the same segment length in both modes */
+#define LAT_RELINK_SPARE_DIV 8u              /* units beyond the working set: 1/8 of them, at least R - 1 */
+struct lat_relink {
+    struct plat_buf mem; /* the segments' heads, tails and work space (CHAIN_SEGS_WORDS) */
+    struct chain_segs segs;
+    size_t use;     /* segments each replicate chains */
+    uint64_t unit;  /* CHAIN_PAGE: bytes per segment (its page; replicates take windows); 0: every segment */
+    uint64_t seed;  /* replicate k's order: lat_rep_seed(seed, k) */
+    size_t reps;    /* R */
+    bool on;        /* false: the chain as built, replicates back to back on it (R = 1, or no memory for it) */
+};
+/* Bytes to allocate for a relinkable chain of w bytes on pages of page_bytes: w plus LAT_RELINK_SPARE_DIV-th of
+ * it (at least R - 1 units of 2 MiB) with large pages and R > 1, within cap (0: none); w otherwise. */
+uint64_t lat_relink_buffer_bytes(uint64_t w, uint64_t page_bytes, uint64_t cap);
+/* Builds p's chain over p->bytes of buf (the whole buffer) and readies rl so that each replicate chains
+ * use_bytes of it (CHAIN_PAGE: a window of units; CHAIN_RANDOM: use_bytes must be p->bytes); returns replicate
+ * 0's start (lat_relink_rep(rl, 0)), n its elements. Where the segments cannot be kept (R = 1, minimal mode, no
+ * memory) rl->on is false and the chain over use_bytes is built as lat_chain would. NULL when it cannot. */
+void *lat_chain_relinkable(void *buf, const struct chain_params *p, uint64_t use_bytes, struct lat_scratch *s,
+                           struct lat_relink *rl, size_t *n);
+/* Relinks the chain for replicate k (k mod R): returns its start, n its elements (the same for every k). */
+void *lat_relink_rep(struct lat_relink *rl, size_t k, size_t *n);
+/* "relinked", "relink_segments" (of the built chain), "relink_segments_used" (per replicate) and
+ * "replicate_offsets": where each replicate's window started, bytes from the buffer's start (all 0 without
+ * windows; one 0 when not relinked). */
+void lat_relink_json(struct json *j, const struct lat_relink *rl);
+/* Where replicate k's window starts, bytes from the buffer's start (0 without windows). */
+uint64_t lat_relink_offset(const struct lat_relink *rl, size_t k);
+void lat_relink_free(struct lat_relink *rl);
 
 /* ---- placed lines: one element per LAT_PLACED_STRIDE bytes, a random single cycle ------------------- */
 

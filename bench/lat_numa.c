@@ -28,16 +28,21 @@ static void chase_job(void *arg)
 
 static double numa_ns[NUMA_MAX][NUMA_MAX];
 
-/* DRAM working set for node `node`, capped by max_bytes and half the node's largest free block. */
-static uint64_t dram_bytes(const struct cache_sizes *c, int node)
+/* DRAM working set for node `node`, capped by max_bytes and half the node's largest free block (*cap_out: that
+ * cap, 0 for none; optional). */
+static uint64_t dram_bytes_cap(const struct cache_sizes *c, int node, uint64_t *cap_out)
 {
     const struct plat_config *cfg = plat_config();
     uint64_t cap = cfg->max_bytes;
     uint64_t lim = plat_alloc_limit(node) / 2;
     if (lim && (!cap || lim < cap))
         cap = lim;
+    if (cap_out)
+        *cap_out = cap;
     return lat_dram_bytes(c, cfg->quick, cap);
 }
+
+static uint64_t dram_bytes(const struct cache_sizes *c, int node) { return dram_bytes_cap(c, node, NULL); }
 
 /* A chain over a DRAM-sized buffer: page-by-page over 2 MiB units when the pages are that large. */
 static void *dram_chain(struct plat_buf *b, uint64_t w, uint64_t seed, struct lat_scratch *s, size_t *n,
@@ -52,6 +57,26 @@ static void *dram_chain(struct plat_buf *b, uint64_t w, uint64_t seed, struct la
     };
     *reps = (struct lat_reps){.buf = b->ptr, .p = p, .s = s}; /* each replicate a fresh permutation */
     return lat_chain(b->ptr, &p, s, n);
+}
+
+/* The numa_latency chain: over wb bytes of the buffer b (its units beyond w are the replicates' room), each replicate
+ * a relink of it (lat_chain_relinkable: a fresh order of the units in its own window of b; on 4 KiB pages a fresh
+ * order of the cycle's stretches). */
+static void *dram_chain_relinkable(struct plat_buf *b, uint64_t w, uint64_t wb, uint64_t seed, struct lat_scratch *s, size_t *n,
+                                   struct lat_reps *reps, struct lat_relink *rl)
+{
+    bool big = b->page_bytes >= MiB(2);
+    struct chain_params p = {
+        .bytes = (size_t)(big ? ALIGN_DOWN(wb, MiB(2)) : w),
+        .line = 64,
+        .page = MiB(2),
+        .mode = big ? CHAIN_PAGE : CHAIN_RANDOM,
+        .seed = seed,
+    };
+    void *start = lat_chain_relinkable(b->ptr, &p, w, s, rl, n);
+    p.bytes = (size_t)w;
+    *reps = (struct lat_reps){.relink = rl->on ? rl : NULL, .buf = b->ptr, .p = p, .s = s};
+    return start;
 }
 
 void bench_numa_latency(void)
@@ -80,19 +105,26 @@ void bench_numa_latency(void)
             numa_ns[i][mem] = 0;
         if (plat_node_bytes((int)mem) == 0)
             continue;
-        uint64_t w = dram_bytes(&c, (int)mem);
-        struct plat_buf b;
+        uint64_t cap = 0;
+        uint64_t w = dram_bytes_cap(&c, (int)mem, &cap);
+        uint64_t wb = lat_relink_buffer_bytes(w, MiB(2), cap); /* room for the replicates' windows (large pages) */
+        struct plat_buf b = {0};
         void *start = NULL;
         size_t n = 0;
         const char *fail = NULL;
         struct lat_reps reps = {0};
-        if (plat_alloc(&b, w, PLAT_PAGE_LARGEST, (int)mem, "numa latency") != 0)
+        struct lat_relink rl = {0};
+        uint64_t seed = splitmix64_next(&s);
+        if (plat_alloc(&b, wb, PLAT_PAGE_LARGEST, (int)mem, "numa latency") != 0 &&
+            (wb == w || plat_alloc(&b, wb = w, PLAT_PAGE_LARGEST, (int)mem, "numa latency") != 0))
             fail = "no memory on this node for the chain";
-        else if (!(start = dram_chain(&b, w, splitmix64_next(&s), &scratch, &n, &reps)))
+        else if (!(start = dram_chain_relinkable(&b, w, wb, seed, &scratch, &n, &reps, &rl)))
             fail = "could not build the chain";
         for (uint32_t from = 0; from < nodes; from++) {
             if (!has_cpu[from])
                 continue;
+            if (!fail && rl.on) /* replicate 0's chain: the previous pair's replicates left the last one's */
+                start = lat_relink_rep(&rl, 0, &n);
             struct remote_chase rc = {.start = start, .n = n, .own_cpu = cpu_of[from].id == self.id, .rc = -1,
                                       .reps = &reps};
             const char *why = fail;
@@ -118,10 +150,13 @@ void bench_numa_latency(void)
                 json_kv_uint(j, "page_bytes", b.page_bytes);
                 json_kv_int(j, "buffer_node", b.node);
                 json_kv_str(j, "chain", b.page_bytes >= MiB(2) ? "page" : "random");
+                json_kv_uint(j, "buffer_bytes", b.page_bytes >= MiB(2) ? ALIGN_DOWN(wb, MiB(2)) : w); /* the chain's */
+                lat_relink_json(j, &rl);
                 numa_ns[from][mem] = rc.r.ns;
             }
             plat_rec_end();
         }
+        lat_relink_free(&rl);
         plat_free(&b);
     }
     lat_scratch_free(&scratch);

@@ -302,38 +302,53 @@ static void row_dram(struct env *e, enum lat_row row, int node, const char *node
     if (lim && (!cap || lim < cap))
         cap = lim;
     uint64_t w = lat_dram_bytes(&e->c, cfg->quick, cap);
+    /* room for the replicates' windows of units, should the buffer get large pages (lat_relink_buffer_bytes) */
+    uint64_t wb = lat_relink_buffer_bytes(w, MiB(2), cap);
     struct plat_buf b;
     char why[160], bt[24];
-    if (plat_alloc(&b, w, PLAT_PAGE_LARGEST, node, "latency DRAM row") != 0) {
+    if (plat_alloc(&b, wb, PLAT_PAGE_LARGEST, node, "latency DRAM row") != 0 &&
+        (wb == w || plat_alloc(&b, wb = w, PLAT_PAGE_LARGEST, node, "latency DRAM row") != 0)) {
         fmt_snprintf(why, sizeof(why), "no %s of memory on node %d", lat_bytes_text(w, bt, sizeof(bt)), node);
         unavailable(row, "chase_steady_state", why);
         return;
     }
     /* With large pages, page-by-page over 2 MiB units (one TLB miss per 32 Ki loads, random order inside
-     * so no DRAM page or prefetcher locality); with 4 KiB pages a plain random cycle, TLB misses included. */
+     * so no DRAM page or prefetcher locality); with 4 KiB pages a plain random cycle, TLB misses included.
+     * Each replicate relinks the chain (lat_chain_relinkable): a fresh order of its units, in a window of them
+     * at another offset of the buffer; on 4 KiB pages a fresh order of its stretches over the same lines. */
     bool big = b.page_bytes >= MiB(2);
     struct chain_params p = {
-        .bytes = (size_t)w,
+        .bytes = (size_t)(big ? ALIGN_DOWN(wb, MiB(2)) : w),
         .line = 64,
         .page = MiB(2),
         .mode = big ? CHAIN_PAGE : CHAIN_RANDOM,
         .seed = e->seed ^ (uint64_t)(row + 7),
     };
     size_t n = 0;
-    void *start = lat_chain(b.ptr, &p, &e->scratch, &n);
+    struct lat_relink rl;
+    void *start = lat_chain_relinkable(b.ptr, &p, w, &e->scratch, &rl, &n);
+    double build_s = lat_tsc_to_ns((double)lat_chain_last.ticks) * 1e-9;
     struct lat_result r;
-    struct lat_reps reps = {.buf = b.ptr, .p = p, .s = &e->scratch};
+    struct chain_params one = p;
+    one.bytes = (size_t)w;
+    struct lat_reps reps = {.relink = rl.on ? &rl : NULL, .buf = b.ptr, .p = one, .s = &e->scratch};
     if (!start || lat_chase(start, n, true, &reps, &r) != CHASE_OK) {
         unavailable(row, "chase_steady_state", "the chase failed (chain or clock)");
+        lat_relink_free(&rl);
         plat_free(&b);
         return;
     }
+    if (rl.on) /* replicate 0's chain again, for the PEBS replay below */
+        start = lat_relink_rep(&rl, 0, &n);
     double llc_frac = e->c.llc ? MIN(1.0, (double)e->c.llc / (double)w) : 0;
     fmt_snprintf(rows[row].placement, sizeof(rows[0].placement),
-                 "CPU %u (node %d) chases %s on node %d (%s), %s; at most %.1f%% of the loads can hit the LLC",
+                 "CPU %u (node %d) chases %s on node %d (%s), %s; at most %.1f%% of the loads can hit the LLC; %s",
                  e->self.id, e->self.node, lat_bytes_text(w, bt, sizeof(bt)), b.node, node_why,
                  big ? "page-by-page over 2 MiB units, lines in random order" : "one random cycle (4 KiB pages: TLB misses included)",
-                 100 * llc_frac);
+                 100 * llc_frac,
+                 !rl.on ? "its replicates back to back on the one chain"
+                 : big ? "each replicate a fresh order of the units of its own window of the buffer"
+                       : "each replicate a fresh order of the cycle's stretches of 2 MiB of lines, the same lines");
     rows[row].footprint = w;
     struct json *j = measured(row, "chase_steady_state", &r);
     json_kv_uint(j, "cpu", e->self.id);
@@ -344,13 +359,17 @@ static void row_dram(struct env *e, enum lat_row row, int node, const char *node
     json_kv_uint(j, "page_bytes", b.page_bytes);
     json_kv_str(j, "page_how", b.page_how);
     json_kv_str(j, "chain", big ? "page" : "random");
+    json_kv_uint(j, "buffer_bytes", p.bytes); /* the bytes the chain is built over (4 KiB pages: w alone) */
+    json_kv_double(j, "build_seconds", build_s);
+    lat_relink_json(j, &rl);
     json_kv_double(j, "llc_fraction", llc_frac);
     if (e->c.llc && w < 2 * e->c.llc)
         json_kv_str(j, "note", "max_bytes or free memory kept the working set below twice the LLC: part of the "
                                "loads hit the LLC, this is not a clean DRAM latency");
     plat_rec_end();
     struct chase_replay cr = {start, n, 0};
-    pebs_check(row, e->self.id, b.ptr, w, n, replay_chase, &cr);
+    pebs_check(row, e->self.id, b.ptr, wb, n, replay_chase, &cr);
+    lat_relink_free(&rl);
     plat_free(&b);
 }
 
@@ -939,7 +958,7 @@ void lat_table2_finish(void)
     plat_free(&e->lines_buf);
     plat_free(&e->evict_buf);
 
-    /* The DRAM rows' replicates stay back to back on one chain (docs/measurement.md "Replicates"). */
+    /* The DRAM rows' replicates relink one chain (docs/measurement.md "Replicates"), back to back in time. */
     row_dram(e, LAT_ROW_LOCAL_DRAM, e->self.node, "CPU 0's node");
 
     int remote_node = -1;

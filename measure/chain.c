@@ -145,7 +145,7 @@ static size_t page_first(uint64_t seed, size_t u, const struct chain_geom *g)
  * lies inside page u, and the links depend on the seed and the cycle alone: disjoint ranges may be written in
  * any order, at the same time. */
 static void write_pages(char *base, const struct chain_geom *g, const uint32_t *next_page, uint32_t *ln, uint64_t seed,
-                        size_t lo, size_t hi)
+                        size_t lo, size_t hi, uint32_t *tail)
 {
     for (size_t u = lo; u < hi; u++) {
         char *pbase = base + u * g->unit_bytes;
@@ -153,6 +153,8 @@ static void write_pages(char *base, const struct chain_geom *g, const uint32_t *
         for (size_t k = 0; k + 1 < g->used_per_unit; k++)
             *(void **)(pbase + (size_t)ln[k] * g->line) = pbase + (size_t)ln[k + 1] * g->line;
         size_t v = next_page[u];
+        if (tail)
+            tail[u] = (uint32_t)(u * g->lines_per_unit + ln[g->used_per_unit - 1]);
         *(void **)(pbase + (size_t)ln[g->used_per_unit - 1] * g->line) =
             base + v * g->unit_bytes + page_first(seed, v, g) * g->line;
     }
@@ -166,7 +168,7 @@ static char *build_page(char *base, const struct chain_geom *g, uint32_t *scratc
 {
     uint32_t *next_page = scratch;
     sattolo(next_page, g->units, r);
-    write_pages(base, g, next_page, scratch + g->units, seed, 0, g->units);
+    write_pages(base, g, next_page, scratch + g->units, seed, 0, g->units, NULL);
     return base + page_first(seed, 0, g) * g->line;
 }
 
@@ -458,6 +460,7 @@ int chain_page_par_init(struct chain_page_par *c, void *buf, const struct chain_
     c->next_page = scratch;
     c->ln = (uint32_t *)scratch + g.units;
     c->seed = p->seed;
+    c->tail = NULL;
     rand_seed(&r, p->seed); /* the generator and draws of chain_build's CHAIN_PAGE: the same page cycle */
     sattolo(c->next_page, g.units, &r);
     return 0;
@@ -471,7 +474,7 @@ void chain_page_par_part(struct chain_page_par *c, unsigned part)
     page_par_geom(c, &g);
     size_t lo = (size_t)((uint64_t)c->pages * part / CHAIN_PAR_PARTS); /* pages < 2^32 */
     size_t hi = (size_t)((uint64_t)c->pages * (part + 1) / CHAIN_PAR_PARTS);
-    write_pages(c->base, &g, c->next_page, c->ln + (size_t)part * c->lines_per_page, c->seed, lo, hi);
+    write_pages(c->base, &g, c->next_page, c->ln + (size_t)part * c->lines_per_page, c->seed, lo, hi, c->tail);
 }
 
 void *chain_page_par_start(const struct chain_page_par *c, size_t *n_elems)
@@ -492,4 +495,73 @@ void *chain_page_par_build(void *buf, const struct chain_params *p, void *scratc
     for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
         chain_page_par_part(&c, w);
     return chain_page_par_start(&c, n_elems);
+}
+
+/* ---- relinking a built chain (chain.h) -------------------------------------------------------------------- */
+
+int chain_page_par_segs(const struct chain_page_par *c, struct chain_segs *s, uint32_t *mem)
+{
+    struct chain_geom g;
+    if (!c || !s || !mem || c->tail != mem + c->pages)
+        return -1;
+    page_par_geom(c, &g);
+    *s = (struct chain_segs){.base = c->base, .line = c->line, .n = c->pages, .per = c->used, .total = c->n,
+                             .head = mem, .tail = c->tail, .order = mem + 2 * c->pages};
+    for (size_t u = 0; u < c->pages; u++)
+        s->head[u] = (uint32_t)(u * c->lines_per_page + page_first(c->seed, u, &g));
+    return 0;
+}
+
+int chain_par_segs(const struct chain_par *c, size_t m, struct chain_segs *s, uint32_t *mem)
+{
+    if (!c || !s || !mem || m == 0 || m > c->n)
+        return -1;
+    *s = (struct chain_segs){.base = c->base, .line = c->line, .n = m, .per = c->n % m ? 0 : c->n / m,
+                             .total = c->n, .head = mem, .tail = mem + m, .order = mem + 2 * m};
+    for (size_t k = 0; k < m; k++) {
+        size_t lo = (size_t)((uint64_t)c->n * k / m), hi = (size_t)((uint64_t)c->n * (k + 1) / m); /* n < 2^32 */
+        s->head[k] = c->order[lo];
+        s->tail[k] = c->order[hi - 1];
+    }
+    return 0;
+}
+
+void *chain_relink(const struct chain_segs *s, size_t lo, size_t count, uint64_t seed, size_t first, size_t strata,
+                   size_t *n_elems)
+{
+    struct rand r;
+    if (!s || !s->base || count == 0 || lo > s->n || count > s->n - lo || (count < s->n && !s->per) || strata == 0)
+        return NULL;
+    /* a stream of its own: not the build's page cycle when the seed is the build's */
+    uint64_t x = seed ^ 0x5EC7A11CE5EEDull;
+    rand_seed(&r, splitmix64_next(&x));
+    /* The visiting order: the window's segments of stratum `first` (absolute index mod strata), shuffled, then the
+     * others, shuffled (Fisher-Yates each); with one stratum a uniformly random order, so a uniformly random
+     * cycle. */
+    uint32_t *v = s->order;
+    size_t m = 0;
+    for (size_t i = 0; i < count; i++)
+        if ((lo + i) % strata == first % strata)
+            v[m++] = (uint32_t)i;
+    size_t head_n = m;
+    for (size_t i = 0; i < count; i++)
+        if ((lo + i) % strata != first % strata)
+            v[m++] = (uint32_t)i;
+    for (size_t part = 0; part < 2; part++) {
+        uint32_t *a = part ? v + head_n : v;
+        size_t k = part ? count - head_n : head_n;
+        for (size_t i = k; i > 1; i--) {
+            size_t j = (size_t)rand_below(&r, i);
+            uint32_t t = a[i - 1];
+            a[i - 1] = a[j];
+            a[j] = t;
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        size_t next = v[i + 1 < count ? i + 1 : 0];
+        *(void **)(s->base + (size_t)s->tail[lo + v[i]] * s->line) = s->base + (size_t)s->head[lo + next] * s->line;
+    }
+    if (n_elems)
+        *n_elems = count == s->n ? s->total : count * s->per;
+    return s->base + (size_t)s->head[lo + v[0]] * s->line;
 }

@@ -154,6 +154,8 @@ struct chain_page_par {
     uint32_t *next_page; /* the page cycle: the page after page u */
     uint32_t *ln;        /* CHAIN_PAR_PARTS x lines_per_page: each part's line order */
     uint64_t seed;
+    uint32_t *tail;      /* NULL (init sets it so), or `pages` entries the parts fill: page u's last line, as a line
+                          * index from base (what chain_page_par_segs needs) */
 };
 
 /* Scratch the parts need, in bytes: 4 x (pages + CHAIN_PAR_PARTS x lines per page); SIZE_MAX for parameters
@@ -169,5 +171,42 @@ void *chain_page_par_start(const struct chain_page_par *c, size_t *n_elems);
 /* Every part in order on the calling CPU (scratch: chain_page_par_scratch_bytes). */
 void *chain_page_par_build(void *buf, const struct chain_params *p, void *scratch, size_t scratch_bytes,
                            size_t *n_elems);
+
+/* ---- a built chain relinked: a fresh order of its segments in O(segments) writes --------------------------
+ * A chain cut into segments, each a path of elements from its head to its tail whose inner links stay as built:
+ * a CHAIN_PAGE chain's pages (a page's lines are a path: the page's random line order), or consecutive stretches
+ * of a CHAIN_RANDOM cycle's visiting order (chain_par's order array, still in the scratch after the build).
+ * chain_relink links a window of them, segments [lo, lo + count), into one random cycle (Sattolo over the window
+ * with the seed's generator): each tail's link to the head of the segment after it, `count` pointer stores; the
+ * inner links, the segments outside the window and every other byte stay as they are. A different seed gives
+ * another order of the segments, another window other memory (a replicate's fresh chain without a rebuild:
+ * docs/measurement.md "Replicates"). */
+struct chain_segs {
+    char *base;
+    size_t line;
+    size_t n;        /* segments */
+    size_t per;      /* elements per segment when all are equal (CHAIN_PAGE), else 0 */
+    size_t total;    /* elements of all segments */
+    uint32_t *head;  /* n line indices from base: where segment s starts */
+    uint32_t *tail;  /* n: its last element */
+    uint32_t *order; /* n: chain_relink's work space */
+};
+/* uint32 entries of the memory the segments of a chain need: 3 per segment (head, tail, work space). */
+#define CHAIN_SEGS_WORDS(n) (3 * (size_t)(n))
+/* A CHAIN_PAGE chain built in parts with c->tail set to mem + pages (CHAIN_SEGS_WORDS(pages) entries at mem)
+ * before its parts ran: its pages as segments. 0, or -1 when c->tail is not that. */
+int chain_page_par_segs(const struct chain_page_par *c, struct chain_segs *s, uint32_t *mem);
+/* A CHAIN_RANDOM chain built by chain_par (its order array still intact): its visiting order cut into m
+ * stretches of n / m elements or one more (1 <= m <= n), as segments in mem (CHAIN_SEGS_WORDS(m) entries). 0, or
+ * -1. */
+int chain_par_segs(const struct chain_par *c, size_t m, struct chain_segs *s, uint32_t *mem);
+/* Links segments [lo, lo + count) into one cycle in a random order drawn from seed, the segments of stratum
+ * `first` (those whose index is first mod strata) visited first, from the start on: replicates that start each in a
+ * stratum of their own and walk fewer segments than a stratum holds chase disjoint segments (none finds another's
+ * lines still cached). strata 1: a uniformly random cycle. Returns where the chase starts (the first segment's
+ * head) and the cycle's element count in *n_elems (optional), or NULL when the window does not fit, is empty,
+ * (count < n) the segments are not of equal length, or strata is 0. */
+void *chain_relink(const struct chain_segs *s, size_t lo, size_t count, uint64_t seed, size_t first, size_t strata,
+                   size_t *n_elems);
 
 #endif

@@ -423,6 +423,7 @@ def test_hosted_runner_replicates_on_other_memory(host_bench):
             assert len(set(ev)) == 9 and all(o % two_mib == 0 for o in ev)
             assert all(b - a >= r["evict_bytes"] for a, b in zip(ev, ev[1:]))  # disjoint windows
             assert ev[-1] + r["evict_bytes"] <= r["evict_buffer_bytes"]
+    assert_relinked(ds["local_DRAM"])  # under max_bytes=8M: no spare units, fresh orders of the same ones
     # Table 2 rows in 9 passes spread over the sweep's passes: replicate k of L1, L2, L3_unshared in that order
     # in pass k, pass k before pass k + 1; each replicate's lines start in its own region; the passes span most
     # of the sweep's time, not the rows' own milliseconds (docs/measurement.md "Replicates").
@@ -445,6 +446,58 @@ def test_hosted_runner_replicates_on_other_memory(host_bench):
     assert len(set(ev)) == 9 and all(o % two_mib == 0 for o in ev), summ
     assert all(b - a >= summ["evict_bytes"] for a, b in zip(ev, ev[1:]))  # disjoint windows
     assert ev[-1] + summ["evict_bytes"] <= summ["evict_buffer_bytes"]
+
+
+def assert_relinked(r, reps=9):
+    """A DRAM-sized chain's replicates (docs/measurement.md "Replicates"): each a relink of the one chain, on large
+    pages in a window of 2 MiB units of its own (distinct, aligned, inside the buffer, replicate 0 at the start), on
+    4 KiB pages a fresh order of the cycle's 2 MiB stretches over the same lines."""
+    two_mib = 2 << 20
+    assert r["relinked"] is True, r
+    offs = r["replicate_offsets"]
+    assert len(offs) == reps and offs[0] == 0, r
+    if r["chain"] == "page":
+        assert r["relink_segments"] == r["buffer_bytes"] // two_mib, r
+        assert r["relink_segments_used"] == r["bytes"] // two_mib, r
+        assert all(o % two_mib == 0 and o + r["bytes"] <= r["buffer_bytes"] for o in offs), r
+        if r["buffer_bytes"] - r["bytes"] >= (reps - 1) * two_mib:
+            assert len(set(offs)) == reps and offs == sorted(offs), r
+        else:  # no room under the cap: every replicate on the same units, in a fresh order
+            assert set(offs) == {0}, r
+    else:
+        assert set(offs) == {0} and r["buffer_bytes"] == r["bytes"], r
+        assert r["relink_segments"] == r["relink_segments_used"] == max(r["bytes"] // two_mib, 1), r
+
+
+def test_hosted_runner_dram_replicates_relinked(host_bench):
+    # Full profile: the local_DRAM row and every numa_latency pair chase one chain built once, relinked per
+    # replicate; with large pages each replicate in a window of units of its own, the buffer 1/8 larger than the
+    # working set (at least 8 spare units); under max_bytes no spare, the same units in fresh orders.
+    p = run_host(host_bench, "bench=latency,numa_latency", "profile=full", "time_budget_ms=1", "sweep_top=1M")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    run = parse.parse_log(p.stdout)
+    ds = {r["source"]: r for r in run.by_type("data_source")}
+    dram = ds["local_DRAM"]
+    assert dram["status"] == "ok" and dram["build_seconds"] > 0, dram
+    assert_relinked(dram)
+    numa = run.by_type("numa_latency")
+    assert numa and all(r["status"] == "ok" for r in numa)
+    for r in numa:
+        assert_relinked(r)
+    if dram["chain"] == "page":
+        units = dram["bytes"] // (2 << 20)
+        assert dram["buffer_bytes"] == dram["bytes"] + max(-(-units // 8), 8) * (2 << 20), dram
+        assert "its own window" in dram["placement"], dram
+    capped = run_host(host_bench, "bench=numa_latency", "profile=full", "time_budget_ms=1", "max_bytes=8M")
+    assert capped.returncode == 0, capped.stdout[-2000:] + capped.stderr
+    for r in parse.parse_log(capped.stdout).by_type("numa_latency"):
+        assert r["bytes"] == r["buffer_bytes"] == 8 << 20, r
+        assert_relinked(r)
+    # one replicate (quick profile): the chain as built, nothing relinked
+    quick = run_host(host_bench, "bench=numa_latency", "profile=quick", "time_budget_ms=1")
+    assert quick.returncode == 0
+    for r in parse.parse_log(quick.stdout).by_type("numa_latency"):
+        assert r["relinked"] is False and r["replicate_offsets"] == [0] and r["buffer_bytes"] == r["bytes"], r
 
 
 def test_hosted_runner_page_series_buffer_stops_at_the_llc_rule(host_bench):

@@ -995,6 +995,255 @@ static void test_page_par_bad_params(void **state)
     arena_free(&a);
 }
 
+/* ---- relinking a built chain -------------------------------------------------------------------------- */
+
+/* A page chain of `pages` pages of `page` bytes (lines_per_page used), built in parts with its tails kept. */
+static struct chain_segs page_segs(struct arena *a, size_t pages, size_t page, size_t used, uint64_t seed,
+                                   uint32_t **mem)
+{
+    struct chain_params p = {.bytes = pages * page, .line = 64, .page = page, .mode = CHAIN_PAGE,
+                             .lines_per_page = used, .seed = seed};
+    size_t need = chain_page_par_scratch_bytes(&p);
+    *a = arena_new(p.bytes, page, need);
+    *mem = malloc(CHAIN_SEGS_WORDS(pages) * sizeof(uint32_t));
+    struct chain_page_par c;
+    assert_int_equal(chain_page_par_init(&c, a->buf, &p, a->scratch, need), 0);
+    c.tail = *mem + pages;
+    for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
+        chain_page_par_part(&c, w);
+    struct chain_segs s;
+    assert_int_equal(chain_page_par_segs(&c, &s, *mem), 0);
+    return s;
+}
+
+struct win {
+    size_t lo, hi, unit;
+    const uint8_t *used; /* NULL: every line of a page; else the lines the chain uses */
+};
+
+static bool sel_window(size_t i, const void *ctx)
+{
+    const struct win *w = ctx;
+    return i / w->unit >= w->lo && i / w->unit < w->hi && (!w->used || w->used[i]);
+}
+
+/* The walk's pages in visiting order: each page entered once and all its used lines taken before it is left. */
+static size_t pages_visited(const size_t *order, size_t n, size_t lines_per_page, size_t used, size_t *pages)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < n; i += used) {
+        size_t u = order[i] / lines_per_page;
+        for (size_t k = 1; k < used; k++)
+            assert_int_equal(order[i + k] / lines_per_page, u);
+        for (size_t q = 0; q < np; q++)
+            assert_int_not_equal(pages[q], u);
+        pages[np++] = u;
+    }
+    return np;
+}
+
+/* A relinked page chain is one cycle over every used line of its window's pages, each page visited once and
+ * whole, its lines in the order the build gave them; another seed gives another page order; a relink writes the
+ * tails' links and no other byte. */
+static void test_relink_page(void **state)
+{
+    (void)state;
+    const size_t pages = 24, page = 4096, lpp = page / 64;
+    static const size_t useds[] = {64, 5, 1};
+    for (size_t ui = 0; ui < sizeof(useds) / sizeof(useds[0]); ui++) {
+        size_t used = useds[ui];
+        struct arena a;
+        uint32_t *mem;
+        struct chain_segs s = page_segs(&a, pages, page, used, 7, &mem);
+        assert_int_equal(s.n, pages);
+        assert_int_equal(s.per, used);
+        /* the chain as built, for the line order inside each page */
+        size_t *built = malloc(pages * used * sizeof(size_t));
+        uint8_t inuse[24 * 64] = {0};
+        const char *q = (char *)a.buf + (size_t)s.head[0] * 64;
+        for (size_t i = 0; i < pages * used; i++, q = *(char *const *)q) { /* the chain as built */
+            built[i] = (size_t)(q - a.buf) / 64;
+            inuse[built[i]] = 1;
+        }
+        struct win all = {0, pages, lpp, inuse};
+        check_cycle(&a, (char *)a.buf + (size_t)s.head[0] * 64, pages * used, 64, sel_window, &all, built);
+        size_t next_in_page[24 * 64];
+        for (size_t i = 0; i < pages * used; i++)
+            next_in_page[built[i]] = (i + 1) % used ? built[i + 1] : SIZE_MAX;
+
+        static const struct win wins[] = {{0, 24, 64, NULL}, {0, 17, 64, NULL}, {3, 20, 64, NULL}, {7, 24, 64, NULL},
+                                          {11, 12, 64, NULL}};
+        size_t orders[2][24];
+        for (size_t wi = 0; wi < sizeof(wins) / sizeof(wins[0]); wi++) {
+            struct win wv = wins[wi];
+            wv.used = inuse;
+            const struct win *w = &wv;
+            for (uint64_t seed = 0; seed < 2; seed++) {
+                char *before = malloc(a.bytes);
+                memcpy(before, a.buf, a.bytes);
+                size_t n = 0;
+                void *start = chain_relink(&s, w->lo, w->hi - w->lo, 100 + seed, 0, 1, &n);
+                assert_non_null(start);
+                assert_int_equal(n, (w->hi - w->lo) * used);
+                /* untouched: only the window's tails' links may differ */
+                for (size_t off = 0; off < a.bytes; off += 8) {
+                    bool tail_link = false;
+                    for (size_t u = w->lo; u < w->hi; u++)
+                        tail_link |= off == (size_t)s.tail[u] * 64;
+                    if (!tail_link)
+                        assert_memory_equal(a.buf + off, before + off, 8);
+                }
+                free(before);
+                size_t *ord = malloc(n * sizeof(size_t));
+                check_cycle(&a, start, n, 64, sel_window, w, ord);
+                size_t visited[24];
+                size_t np = pages_visited(ord, n, lpp, used, visited);
+                assert_int_equal(np, w->hi - w->lo);
+                for (size_t i = 0; i < n; i++) /* inner order as built */
+                    if ((i + 1) % used)
+                        assert_int_equal(next_in_page[ord[i]], ord[i + 1]);
+                for (size_t q = 0; q < np; q++)
+                    orders[seed][q] = visited[q];
+                free(ord);
+            }
+            if (w->hi - w->lo > 3) /* (count - 1)! orders: two seeds alike by chance 1 in 2 at most for 3 */
+                assert_memory_not_equal(orders[0], orders[1], (w->hi - w->lo) * sizeof(size_t));
+        }
+        /* the same seed: the same chain */
+        size_t n1 = 0, n2 = 0;
+        size_t *o1 = malloc(pages * used * sizeof(size_t)), *o2 = malloc(pages * used * sizeof(size_t));
+        void *s1 = chain_relink(&s, 0, pages, 5, 0, 1, &n1);
+        check_cycle(&a, s1, n1, 64, sel_window, &all, o1);
+        chain_relink(&s, 2, 9, 6, 0, 1, NULL);
+        void *s2 = chain_relink(&s, 0, pages, 5, 0, 1, &n2);
+        check_cycle(&a, s2, n2, 64, sel_window, &all, o2);
+        assert_memory_equal(o1, o2, pages * used * sizeof(size_t));
+        free(o1);
+        free(o2);
+        free(built);
+        free(mem);
+        arena_free(&a);
+    }
+}
+
+/* A random chain's visiting order cut into stretches: relinked, one cycle over every line, each stretch whole
+ * and once, in another order for another seed; only the stretches' last lines' links change. */
+static void test_relink_random(void **state)
+{
+    (void)state;
+    static struct chain_par c;
+    static const size_t counts[] = {1, 2, 65, 1000, 4099};
+    static const size_t ms[] = {1, 2, 7, 64};
+    for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+        for (size_t mi = 0; mi < sizeof(ms) / sizeof(ms[0]); mi++) {
+            size_t cnt = counts[ci], m = ms[mi];
+            if (m > cnt)
+                continue;
+            struct chain_params p = {.bytes = cnt * 64, .line = 64, .mode = CHAIN_RANDOM, .seed = 3};
+            size_t need = chain_scratch_bytes(&p);
+            struct arena a = arena_new(p.bytes, 4096, need);
+            assert_int_equal(chain_par_init(&c, a.buf, &p, a.scratch, need), 0);
+            for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
+                chain_par_step(&c, CHAIN_PAR_COUNT, w);
+            chain_par_place(&c);
+            static const enum chain_par_step steps[] = {CHAIN_PAR_SCATTER, CHAIN_PAR_SHUFFLE, CHAIN_PAR_LINK};
+            for (size_t st = 0; st < 3; st++)
+                for (unsigned w = 0; w < CHAIN_PAR_PARTS; w++)
+                    chain_par_step(&c, steps[st], w);
+            size_t *built = malloc(cnt * sizeof(size_t)), *ord = malloc(cnt * sizeof(size_t));
+            size_t n0 = 0;
+            check_cycle(&a, chain_par_start(&c, &n0), cnt, 64, sel_all, NULL, built);
+            size_t *pos = malloc(cnt * sizeof(size_t)); /* a line's place in the built order */
+            for (size_t i = 0; i < cnt; i++)
+                pos[built[i]] = i;
+            uint32_t *mem = malloc(CHAIN_SEGS_WORDS(m) * sizeof(uint32_t));
+            struct chain_segs s;
+            assert_int_equal(chain_par_segs(&c, m, &s, mem), 0);
+            size_t firsts[2][64];
+            for (uint64_t seed = 0; seed < 2; seed++) {
+                char *before = malloc(a.bytes);
+                memcpy(before, a.buf, a.bytes);
+                size_t n = 0;
+                void *start = chain_relink(&s, 0, m, 40 + seed, 0, 1, &n);
+                assert_int_equal(n, cnt);
+                for (size_t off = 0; off < a.bytes; off += 8) {
+                    bool tail_link = false;
+                    for (size_t k = 0; k < m; k++)
+                        tail_link |= off == (size_t)s.tail[k] * 64;
+                    if (!tail_link)
+                        assert_memory_equal(a.buf + off, before + off, 8);
+                }
+                free(before);
+                check_cycle(&a, start, n, 64, sel_all, NULL, ord);
+                /* stretches whole: a step leaves the built order only from a stretch's last line to a first */
+                size_t nseg = 0;
+                for (size_t i = 0; i < cnt; i++) {
+                    size_t k = pos[ord[i]];
+                    size_t seg = 0;
+                    while (seg + 1 < m && (uint64_t)cnt * (seg + 1) / m <= k)
+                        seg++;
+                    if ((uint64_t)cnt * seg / m == k) /* a stretch's first line: entered here */
+                        firsts[seed][nseg++] = seg;
+                    else
+                        assert_int_equal(pos[ord[i - 1]] + 1, k);
+                }
+                assert_int_equal(nseg, m);
+            }
+            if (m > 3)
+                assert_memory_not_equal(firsts[0], firsts[1], m * sizeof(size_t));
+            /* a window needs equal stretches */
+            if (cnt % m)
+                assert_null(chain_relink(&s, 0, m - 1, 1, 0, 1, NULL));
+            assert_null(chain_relink(&s, 1, m, 1, 0, 1, NULL));
+            assert_null(chain_relink(&s, 0, 0, 1, 0, 1, NULL));
+            assert_int_equal(chain_par_segs(&c, cnt + 1, &s, mem), -1);
+            free(mem);
+            free(pos);
+            free(built);
+            free(ord);
+            arena_free(&a);
+        }
+    }
+}
+
+/* Strata: replicate k's cycle visits the window's pages of index k mod R first (all of them, in random order), then
+ * the rest; still one cycle over every used line, each page once; the replicates' first strata are disjoint. */
+static void test_relink_strata_first(void **state)
+{
+    (void)state;
+    const size_t pages = 24, lpp = 64, used = 3, reps = 5, lo = 2, count = 20;
+    struct arena a;
+    uint32_t *mem;
+    struct chain_segs s = page_segs(&a, pages, 4096, used, 9, &mem);
+    uint8_t inuse[24 * 64] = {0};
+    const char *q = (char *)a.buf + (size_t)s.head[0] * 64;
+    for (size_t i = 0; i < pages * used; i++, q = *(char *const *)q)
+        inuse[(size_t)(q - a.buf) / 64] = 1;
+    struct win w = {lo, lo + count, lpp, inuse};
+    uint8_t owner[24];
+    memset(owner, 0xFF, sizeof(owner));
+    for (size_t k = 0; k < reps; k++) {
+        size_t n = 0, ord[24 * 3], visited[24];
+        void *start = chain_relink(&s, lo, count, 77 + k, k, reps, &n);
+        assert_non_null(start);
+        check_cycle(&a, start, n, 64, sel_window, &w, ord);
+        size_t np = pages_visited(ord, n, lpp, used, visited);
+        assert_int_equal(np, count);
+        size_t in_stratum = 0;
+        for (size_t u = lo; u < lo + count; u++)
+            in_stratum += u % reps == k;
+        for (size_t i = 0; i < np; i++)
+            assert_int_equal(visited[i] % reps == k, i < in_stratum);
+        for (size_t i = 0; i < in_stratum; i++) { /* no page is first-stratum for two replicates */
+            assert_int_equal(owner[visited[i]], 0xFF);
+            owner[visited[i]] = (uint8_t)k;
+        }
+    }
+    assert_null(chain_relink(&s, lo, count, 1, 0, 0, NULL));
+    free(mem);
+    arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1003,6 +1252,8 @@ int main(void)
         cmocka_unit_test(test_page_mode),            cmocka_unit_test(test_page_mode_geometries),
         cmocka_unit_test(test_page_one_line_spread), cmocka_unit_test(test_page_unused_lines_untouched),
         cmocka_unit_test(test_page_mode_uniform),
+        cmocka_unit_test(test_relink_page),          cmocka_unit_test(test_relink_random),
+        cmocka_unit_test(test_relink_strata_first),
         cmocka_unit_test(test_stride_mode),          cmocka_unit_test(test_stride_rotation_covers_sets),
         cmocka_unit_test(test_deterministic),        cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_bad_params),           cmocka_unit_test(test_verify_rejects),

@@ -188,6 +188,33 @@ static void test_quick_one_pass(void **state)
     restore_fake();
 }
 
+/* The DRAM row on 4 KiB pages (the fake's largest): one random chain built once, each replicate a relink of its
+ * stretches of 32768 lines over the same lines (docs/latency.md "DRAM rows' replicates relink one chain"): no
+ * window, no spare memory, every replicate at offset 0. */
+static void test_dram_row_random_relinked(void **state)
+{
+    (void)state;
+    setup_fake();
+    FAKE.cfg.max_bytes = 0;
+    FAKE.cpu.caches[2].bytes = 4u << 20; /* 4 MiB L3: the 64 MiB floor of the working set */
+    lat_table2_run();
+    const char *r = row_rec("local_DRAM");
+    assert_non_null(strstr(r, "\"status\":\"ok\""));
+    assert_non_null(strstr(r, "\"chain\":\"random\""));
+    assert_non_null(strstr(r, "\"relinked\":true"));
+    uint64_t bytes = rec_uint(r, "\"bytes\":");
+    assert_true(bytes >= 64u << 20 && bytes % (2u << 20) == 0);
+    assert_int_equal(rec_uint(r, "\"buffer_bytes\":"), bytes);
+    assert_int_equal(rec_uint(r, "\"relink_segments\":"), bytes / (2u << 20));
+    assert_int_equal(rec_uint(r, "\"relink_segments_used\":"), bytes / (2u << 20));
+    double offs[16];
+    assert_int_equal(rec_array(r, "replicate_offsets", offs, 16), 9);
+    for (size_t k = 0; k < 9; k++)
+        assert_true(offs[k] == 0);
+    assert_non_null(strstr(r, "fresh order of the cycle's stretches"));
+    restore_fake();
+}
+
 static double rec_double(const char *rec, const char *key)
 {
     const char *p = rec ? strstr(rec, key) : NULL;
@@ -245,7 +272,7 @@ int main(void)
         cmocka_unit_test(test_passes_order_and_regions),
         cmocka_unit_test(test_due),
         cmocka_unit_test(test_passes_between_the_sweeps),
-        cmocka_unit_test(test_quick_one_pass),
+        cmocka_unit_test(test_quick_one_pass), cmocka_unit_test(test_dram_row_random_relinked),
         cmocka_unit_test(test_pebs_is_the_c2c_checks_third),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
