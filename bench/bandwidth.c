@@ -339,6 +339,9 @@ struct bw_point {
     struct stats bw; /* bytes/s over the samples */
     bool converged;
     const char *method;
+    size_t noff;                        /* multi-threaded points: replicates whose placement is in off[] */
+    uint64_t off[MEAS_REPLICATES_FULL]; /* each replicate's page offset in the first thread's buffer */
+    size_t moved;                       /* of them, replicates on other pages than replicate 0's */
 };
 
 static struct json *rec_point(const struct bw_point *p)
@@ -368,6 +371,14 @@ static struct json *rec_point(const struct bw_point *p)
     json_kv_uint(j, "sample_bytes", p->sample_bytes);
     json_kv_uint(j, "page_bytes", p->page_bytes);
     json_kv_str(j, "method", p->method);
+    if (p->noff) { /* multi-threaded points: where each replicate's arrays sat (the sweep writes its own) */
+        json_key(j, "replicate_offsets");
+        json_arr_begin(j);
+        for (size_t r = 0; r < p->noff; r++)
+            json_uint(j, p->off[r]);
+        json_arr_end(j);
+        json_kv_uint(j, "replicates_on_other_pages", p->moved);
+    }
     bw_best_offer(&C.best, level, p->bw.median, p->series, bw_kernel_name(p->k), p->threads, p->packages);
     return j;
 }
@@ -917,20 +928,35 @@ static double mt_run(const uint32_t *ids, size_t n)
 struct mt_ctx {
     const uint32_t *ids;
     size_t n;
+    size_t of;     /* the point's replicates */
+    uint64_t off[MEAS_REPLICATES_FULL]; /* replicate k's page offset in the first thread's buffer */
+    size_t got;    /* replicates set up */
     double nominal;
     double moved;  /* bytes the threads moved over every sample so far */
     size_t samples;
     struct bw_arrays base[BW_MAX_CPUS]; /* replicate 0's arrays of each thread */
 };
 
-/* Replicate k: every thread's arrays k lines further into its buffer, going on from where it stopped (the
- * same pages and all but a few lines of the previous replicate's: warm). */
+/* Replicate k: every thread's arrays k lines further into its buffer and, where the buffer has room (it holds
+ * the largest working set its CPU serves, so every point but that one has some), at a page-aligned offset
+ * spread over the room (bw_rep_page_offset, as the sweep's interleaved points): other pages, another DRAM
+ * placement. The replicates run back to back; a replicate on other pages is fresh (its first sample streams
+ * pages last touched at another point, from memory, as every sample of a memory-level point does), one on
+ * the same pages goes on warm from where the previous one stopped. */
 static int mt_setup(void *ctx, size_t k)
 {
-    const struct mt_ctx *mc = ctx;
-    for (size_t i = 0; i < mc->n; i++)
-        arrays_shift(&mc->base[i], k, 0, &jobs[i].x);
-    return k ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH;
+    struct mt_ctx *mc = ctx;
+    bool moved = false;
+    for (size_t i = 0; i < mc->n; i++) {
+        uint64_t off = bw_rep_page_offset(&tbufs[mc->ids[i]], &mc->base[i], k, mc->of);
+        arrays_shift(&mc->base[i], k, off, &jobs[i].x);
+        if (i == 0 && k < MEAS_REPLICATES_FULL) {
+            moved = k && off != mc->off[0];
+            mc->off[k] = off;
+            mc->got = MAX(mc->got, k + 1);
+        }
+    }
+    return k && !moved ? MEAS_SETUP_WARM : MEAS_SETUP_FRESH;
 }
 
 static int mt_sample(void *ctx, uint64_t iters, uint64_t *ticks)
@@ -973,6 +999,15 @@ static uint64_t mt_ws(const uint32_t *ids, size_t t, uint64_t floor)
     return cap ? MIN(ws, MAX(ALIGN_DOWN(cap, KiB(4)), KiB(4))) : ws;
 }
 
+/* A multi-threaded point's buffer for a working set of ws: an eighth more where the point has replicates, so
+ * that each replicate's arrays can sit on other pages (mt_setup; on 2 MiB pages 9 distinct offsets from 128 MiB
+ * of working set up, fewer below, none under 16 MiB). */
+#define BW_MT_ROOM_DIV 8
+static uint64_t mt_buf_ws(uint64_t ws)
+{
+    return C.po.replicates > 1 ? ws + ALIGN_DOWN(ws / BW_MT_ROOM_DIV, KiB(4)) : ws;
+}
+
 /* Kernel k on the CPUs ids[0..n), each over ws bytes of its own buffer. */
 static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum bw_isa isa, uint64_t ws,
                            struct bw_point *p)
@@ -1002,6 +1037,8 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
     mc.nominal = (double)jobs[0].bytes * (double)n; /* ticks are scaled to one pass of every thread */
     mc.moved = 0;
     mc.samples = 0;
+    mc.of = C.po.replicates;
+    mc.got = 0;
     for (size_t i = 0; i < n; i++)
         mc.base[i] = jobs[i].x;
     struct meas_spec spec = {
@@ -1040,9 +1077,16 @@ static int measure_threads(const uint32_t *ids, size_t n, enum bw_kernel k, enum
     p->passes = mc.samples ? mc.moved / (double)mc.samples / mc.nominal : 0;
     p->sample_bytes = mc.samples ? (uint64_t)(mc.moved / (double)mc.samples) : 0;
     p->page_bytes = tbufs[ids[0]].b.page_bytes;
+    p->noff = MIN(mc.got, (size_t)MEAS_REPLICATES_FULL);
+    p->moved = 0;
+    for (size_t r = 0; r < p->noff; r++) {
+        p->off[r] = mc.off[r];
+        p->moved += r && mc.off[r] != mc.off[0];
+    }
     p->method = "threads released together and stopped together after a common window (each streaming its "
                 "buffer in 256 KiB chunks, continuing where it stopped); sum of STREAM bytes / the slowest "
-                "thread's TSC time, median of samples";
+                "thread's TSC time, median of samples; each replicate on other pages of the "
+                "buffers where they have room (replicate_offsets)";
     return 0;
 }
 
@@ -1068,9 +1112,9 @@ static size_t alloc_series(const uint32_t *order, size_t n, int node, uint64_t f
         for (size_t t = i + 1; t <= n; t++)
             ws = MAX(ws, ws_for[t]);
         uint64_t lim = plat_alloc_limit(nd);
-        if (tbuf_bytes(ws) > lim / 2 || (plat_config()->max_bytes && ws > plat_config()->max_bytes))
+        if (tbuf_bytes(mt_buf_ws(ws)) > lim / 2 || (plat_config()->max_bytes && ws > plat_config()->max_bytes))
             return i;
-        if (tbuf_alloc(&tbufs[c], ws, nd, "bandwidth thread") != 0)
+        if (tbuf_alloc(&tbufs[c], mt_buf_ws(ws), nd, "bandwidth thread") != 0)
             return i;
     }
     return n;
@@ -1157,8 +1201,8 @@ static void numa_matrix(size_t ncpu, uint64_t floor)
             uint64_t ws = mt_ws(ids, n, floor);
             size_t ok = 0;
             for (size_t q = 0; q < n; q++) {
-                if (tbuf_bytes(ws) * (n - q) > plat_alloc_limit((int)jn) / 2 ||
-                    tbuf_alloc(&tbufs[ids[q]], ws, (int)jn, "bandwidth numa") != 0)
+                if (tbuf_bytes(mt_buf_ws(ws)) * (n - q) > plat_alloc_limit((int)jn) / 2 ||
+                    tbuf_alloc(&tbufs[ids[q]], mt_buf_ws(ws), (int)jn, "bandwidth numa") != 0)
                     break;
                 ok++;
             }

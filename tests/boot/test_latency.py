@@ -581,3 +581,24 @@ def test_hosted_bandwidth_interleaved_replicates_on_other_pages(host_bench):
             assert len(set(offs)) >= 4 and offs[:len(set(offs))] == sorted(set(offs)), (r["figure"], offs)
             moved += 1
     assert moved >= 20, (moved, len(sweep))
+
+
+def test_hosted_bandwidth_scaling_replicates_on_other_pages(host_bench):
+    # Full profile: the multi-threaded series (scaling_package, scaling_core, numa) put each replicate's arrays at
+    # a page-aligned offset of the first thread's buffer, spread over the eighth of room every such buffer has
+    # beyond the largest working set it serves (docs/measurement.md "Replicates").
+    p = run_host(host_bench, "bench=bandwidth", "profile=full", "time_budget_ms=1")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    run = parse.parse_log(p.stdout)
+    mt = [r for r in run.by_type("bandwidth") if r["series"] != "sweep"]
+    assert mt or run.run["cpus"] < 2  # one CPU allowed: no multi-threaded series
+    for r in mt:
+        offs = r["replicate_offsets"]
+        assert len(offs) == 9 and offs[0] == 0, (r["figure"], offs)
+        assert all(o % r["page_bytes"] == 0 for o in offs), (r["figure"], offs)
+        assert r["replicates_on_other_pages"] == sum(o != 0 for o in offs), r["figure"]
+        # room of at least bytes / 8: as many distinct offsets as whole pages fit in it, up to the 9 replicates
+        slots = min(9, r["bytes"] // 8 // r["page_bytes"] + 1)
+        assert len(set(offs)) >= slots, (r["figure"], r["bytes"], offs)
+    if mt:
+        assert any(len(set(r["replicate_offsets"])) == 9 for r in mt)  # memory level: 4 x this LLC and more
