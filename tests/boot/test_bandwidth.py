@@ -5,7 +5,9 @@ import math
 
 from conftest import boot
 
-KERNELS = {"read", "write", "write_nt", "copy", "triad"}
+EVERY_SIZE = {"read", "write", "write_nt", "copy", "triad"}  # the sweep measures these at every size
+NT_BEYOND_LLC = {"copy_nt", "triad_nt"}  # and these beyond the LLC only (bw_sweep_measures)
+KERNELS = EVERY_SIZE | NT_BEYOND_LLC
 BW_KEYS = ("kernel", "isa", "bytes", "bytes_per_array", "threads", "node_from", "node_to", "unit", "median", "spread",
            "min", "p10", "p90", "max", "n", "series", "level", "bytes_per_llc", "llc_bytes", "placement", "method",
            "page_bytes")
@@ -57,14 +59,27 @@ def test_bandwidth_nehalem_two_cpus():
     # every kernel at every size, from L1 to memory
     sizes = sorted({r["bytes"] for r in sweep if r["kernel"] == "read"})
     assert len(sizes) >= 4
-    for k in KERNELS:
+    for k in EVERY_SIZE:
         assert len([r for r in sweep if r["kernel"] == k]) == len(sizes)
+    # copy_nt and triad_nt at the sizes beyond the LLC alone, with non-temporal stores, counted like their siblings
+    big = [r for r in sweep if r["kernel"] == "copy" and r["level"] in ("llc_to_memory", "memory")]
+    assert big
+    for k in NT_BEYOND_LLC:
+        nt = [r for r in sweep if r["kernel"] == k]
+        assert {r["level"] for r in nt} <= {"llc_to_memory", "memory"}
+        assert len(nt) == len([r for r in sweep if r["kernel"] == k[:-3] and r["level"] in ("llc_to_memory", "memory")])
+        assert all(r["stores"] == "non_temporal" for r in nt)
+    assert all(r["stores"] == "cached" for r in sweep if r["kernel"] in ("read", "write", "copy", "triad"))
     levels = {r["level"] for r in sweep}
     assert {"L1", "memory"} <= levels
     # STREAM byte counting: triad counts 3 arrays, copy 2
     t = next(r for r in sweep if r["kernel"] == "triad")
     assert t["bytes"] == 3 * t["bytes_per_array"]
     c = next(r for r in sweep if r["kernel"] == "copy")
+    assert c["bytes"] == 2 * c["bytes_per_array"]
+    t = next(r for r in sweep if r["kernel"] == "triad_nt")
+    assert t["bytes"] == 3 * t["bytes_per_array"]
+    c = next(r for r in sweep if r["kernel"] == "copy_nt")
     assert c["bytes"] == 2 * c["bytes_per_array"]
     # memory-level points carry the uncore cross-check: unavailable under TCG, with the reason
     for r in sweep:
