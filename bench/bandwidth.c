@@ -168,7 +168,7 @@ bool bw_sweep_measures(enum bw_kernel k, const char *level)
 {
     if (k != BW_COPY_NT && k != BW_TRIAD_NT)
         return (unsigned)k < BW_KERNEL_COUNT;
-    return level && (!strcmp(level, BW_LEVEL_LLC_TO_MEMORY) || !strcmp(level, BW_LEVEL_MEMORY));
+    return level && !strcmp(level, BW_LEVEL_MEMORY);
 }
 
 void bw_best_offer(struct bw_best *b, const char *level, double bytes_per_s, const char *series, const char *kernel,

@@ -2,7 +2,7 @@
 """bw_vs_likwid.py - pmubench's streaming bandwidth against likwid-bench on this machine, in one run.
 
     scripts/bw_vs_likwid.py [--exe build/host-bench/pmubench-host] [--profile quick|full] [--repeat N]
-                            [--cpu C] [--levels L1,L2,...] [--every-size]
+                            [--cpu C] [--levels L1,L2,...] [--kernels copy,...] [--every-size]
 
 Runs `pmubench-host bench=bandwidth`, then likwid-bench at the same working sets (the total bytes of all
 arrays, as both tools count them): one thread at each level pmubench measured (L1 .. memory at >= 4x the
@@ -15,20 +15,24 @@ every CPU of the script's affinity for the two-thread points; likwid-bench under
 one pmubench run gives both, its one-thread points on the first CPU of the affinity, and likwid-bench's on
 the first CPU of its node domain.
 
-Pairs (pmubench kernel/ISA against likwid test):
-  read avx512 / avx2           load_avx512 / load_avx
-  copy (widest ISA)            copy, copy_avx512 (or copy_avx, copy_sse)
-  triad (widest ISA)           stream, stream_avx512 (or stream_avx, stream_sse)
-  copy_nt (widest ISA)         copy_mem_avx512 (or copy_mem_avx, copy_mem_sse, copy_mem): non-temporal stores
-  triad_nt (widest ISA)        stream_mem_avx512 (or stream_mem_avx, stream_mem_sse, stream_mem): non-temporal
-Both count STREAM bytes (every array element read or written once, no write-allocate). pmubench measures
-copy_nt and triad_nt beyond the LLC only (bw_sweep_measures), so those pairs start there.
+Pairs (pmubench kernel against likwid tests; "widest" is the widest vector ISA both have):
+  read                         load_avx512 (or load_avx, load_sse)
+  copy                         copy (scalar), copy_avx512 (or copy_avx, copy_sse)
+  triad                        stream (scalar), stream_avx512 (or stream_avx, stream_sse)
+  copy_nt                      copy_mem_avx512 (or copy_mem_avx, copy_mem_sse, copy_mem): non-temporal stores
+  triad_nt                     stream_mem_avx512 (or stream_mem_avx, stream_mem_sse, stream_mem): non-temporal
+On pmubench's side each one-thread figure is the faster of its ISAs at that size (the sweep measures SSE2
+and the widest; the line names the one), since the question is whether pmubench's best reaches the peer's
+best; the two-thread points are the widest ISA's (the scaling series runs that one only). Both count STREAM
+bytes (every array element read or written once, no write-allocate). pmubench measures copy_nt and
+triad_nt at the memory level only in its sweep (bw_sweep_measures), so those pairs are there alone.
 
 Each repeat runs pmubench, then every pair's likwid-bench runs (best of 7 short runs, each moving about
 1 GiB: a long run on a shared machine carries every preemption in its one time), so the repeats alternate
 the two tools in time. One line per pair: each repeat's pmubench median and likwid best in GB/s and their
-ratio, then the ratio of pmubench's best median to likwid's best over all repeats. --levels keeps the lines
-of those levels only (pmubench still runs whole; likwid-bench runs only for the lines kept).
+ratio, then the ratio of pmubench's best median to likwid's best over all repeats. --levels and --kernels
+keep the lines of those levels and pmubench kernels only (pmubench still runs whole; likwid-bench runs only
+for the lines kept).
 
 likwid-bench is not a dependency of pmubench: on Debian or Ubuntu, `apt-get install likwid` installs it.
 The machine's load average is printed before and after; other work on the machine lowers both tools' rates,
@@ -46,6 +50,7 @@ LIKWID = "likwid-bench"
 LIKWID_BYTES = 1 << 30  # per likwid run: a few ms to a few hundred ms, like pmubench's samples
 LIKWID_RUNS = 7
 LEVELS = ("L1", "L2", "L3", "llc_to_memory", "memory")
+KERNELS = ("read", "copy", "triad", "copy_nt", "triad_nt")  # those with a likwid-bench counterpart
 
 
 def pmubench(exe, profile, cpu=None):
@@ -82,15 +87,26 @@ def first(have, names):
     return next((n for n in names if n in have), None)
 
 
-def pairs_for(wide, have):
-    """(pmubench kernel, ISA, likwid test) for the tests this likwid-bench has."""
+def tests_for(kernel, wide, have):
+    """The likwid-bench tests (of those this likwid-bench has) pmubench's `kernel` is compared with, where
+    `wide` is pmubench's widest ISA."""
     vec = {"avx512": ["_avx512", "_avx", "_sse"], "avx2": ["_avx", "_sse"], "sse2": ["_sse"]}[wide]
-    out = [("read", "avx512", "load_avx512"), ("read", "avx2", "load_avx"), ("copy", wide, "copy"),
-           ("copy", wide, first(have, ["copy" + s for s in vec])), ("triad", wide, "stream"),
-           ("triad", wide, first(have, ["stream" + s for s in vec])),
-           ("copy_nt", wide, first(have, ["copy_mem" + s for s in vec] + ["copy_mem"])),
-           ("triad_nt", wide, first(have, ["stream_mem" + s for s in vec] + ["stream_mem"]))]
-    return [p for p in out if p[2] and p[2] in have]
+    want = {"read": [first(have, ["load" + s for s in vec])],
+            "copy": ["copy", first(have, ["copy" + s for s in vec])],
+            "triad": ["stream", first(have, ["stream" + s for s in vec])],
+            "copy_nt": [first(have, ["copy_mem" + s for s in vec] + ["copy_mem"])],
+            "triad_nt": [first(have, ["stream_mem" + s for s in vec] + ["stream_mem"])]}.get(kernel, [])
+    return [t for t in want if t and t in have]
+
+
+def best_isa(pts):
+    """(kernel, bytes_total, threads) -> (median, level, isa): the fastest ISA of each point."""
+    out = {}
+    for (kern, isa, total, threads), (bw, level) in pts.items():
+        k = (kern, total, threads)
+        if k not in out or bw > out[k][0]:
+            out[k] = (bw, level, isa)
+    return out
 
 
 def points(recs, every_size=False):
@@ -119,6 +135,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--cpu", type=int, default=None, help="CPU for the one-thread points of both tools")
     ap.add_argument("--levels", default=",".join(LEVELS), help="levels to compare (comma-separated)")
+    ap.add_argument("--kernels", default="", help="pmubench kernels to compare (comma-separated; default: all)")
     ap.add_argument("--every-size", action="store_true",
                     help="every size pmubench measured, not the middle size of each level")
     a = ap.parse_args()
@@ -128,6 +145,10 @@ def main():
         sys.exit(f"bw_vs_likwid: {a.exe}: not an executable (make host-bench builds it)")
     if a.repeat < 1:
         sys.exit(f"bw_vs_likwid: --repeat {a.repeat}: at least 1")
+    kernels = [k for k in a.kernels.split(",") if k]
+    if [k for k in kernels if k not in KERNELS]:
+        sys.exit(f"bw_vs_likwid: --kernels {a.kernels}: unknown kernel "
+                 f"{[k for k in kernels if k not in KERNELS][0]}; known: {', '.join(KERNELS)}")
     levels = [l for l in a.levels.split(",") if l]
     bad = [l for l in levels if l not in LEVELS]
     if bad or not levels:
@@ -148,14 +169,13 @@ def main():
             pts.update({k: v for k, v in points(pmubench(a.exe, a.profile), a.every_size).items() if k[3] == 2})
         isas = {k[1] for k in pts}
         wide = "avx512" if "avx512" in isas else "avx2" if "avx2" in isas else "sse2"
-        for (kern, isa, total, threads), (bw, level) in sorted(pts.items(), key=lambda x: (x[0][3], x[0][2])):
-            if level not in levels:
+        for (kern, total, threads), (bw, level, isa) in sorted(best_isa(pts).items(), key=lambda x: (x[0][2], x[0][1])):
+            if level not in levels or (kernels and kern not in kernels):
                 continue
-            for pk, pisa, test in pairs_for(wide, have):
-                if (pk, pisa) != (kern, isa):
-                    continue
-                row = rows.setdefault((threads, total, kern, isa, test), {"level": level, "pmb": [], "lw": []})
+            for test in tests_for(kern, wide, have):
+                row = rows.setdefault((threads, total, kern, test), {"level": level, "pmb": [], "lw": [], "isa": []})
                 row["pmb"].append(bw)
+                row["isa"].append(isa)
                 row["lw"].append(likwid(test, total, threads, LIKWID_RUNS, a.cpu))
         print(f"repeat {rep + 1} of {a.repeat} done; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
               flush=True)
@@ -165,10 +185,11 @@ def main():
 
     print(f"{'threads':>7} {'level':<14} {'bytes':>12}  {'pmubench':<16} {'likwid-bench':<18} "
           f"{'pmubench GB/s':>13}  {'likwid GB/s':>11}  {'ratio':>6}  best/best")
-    for (threads, total, kern, isa, test), row in sorted(rows.items()):
+    for (threads, total, kern, test), row in sorted(rows.items()):
         ratios = [f"{p / l:.2f}" if l else "-" for p, l in zip(row["pmb"], row["lw"])]
         lws = [l for l in row["lw"] if l]
         best = f"{max(row['pmb']) / max(lws):.2f}" if lws else "-"
+        isa = "+".join(sorted(set(row["isa"])))
         print(f"{threads:>7} {row['level']:<14} {total:>12}  {kern + '/' + isa:<16} {test:<18} "
               f"{'/'.join(gb(p) for p in row['pmb']):>13}  {'/'.join(gb(l) for l in row['lw']):>11}  "
               f"{'/'.join(ratios):>6}  {best}")

@@ -15,22 +15,35 @@ LIKWID_TESTS = {"load_avx512", "load_avx", "copy", "copy_sse", "copy_avx", "copy
                 "stream_mem", "stream_mem_sse", "stream_mem_avx", "stream_mem_avx512"}
 
 
-def test_pairs_widest_isa_and_nt_stores():
-    p = bvl.pairs_for("avx512", LIKWID_TESTS)
-    assert ("copy_nt", "avx512", "copy_mem_avx512") in p
-    assert ("triad_nt", "avx512", "stream_mem_avx512") in p
-    assert ("copy", "avx512", "copy_avx512") in p and ("copy", "avx512", "copy") in p
-    assert ("triad", "avx512", "stream_avx512") in p and ("read", "avx512", "load_avx512") in p
+def test_tests_widest_isa_and_nt_stores():
+    t = bvl.tests_for
+    assert t("copy_nt", "avx512", LIKWID_TESTS) == ["copy_mem_avx512"]
+    assert t("triad_nt", "avx512", LIKWID_TESTS) == ["stream_mem_avx512"]
+    assert t("copy", "avx512", LIKWID_TESTS) == ["copy", "copy_avx512"]
+    assert t("triad", "avx512", LIKWID_TESTS) == ["stream", "stream_avx512"]
+    assert t("read", "avx512", LIKWID_TESTS) == ["load_avx512"]
+    assert t("read", "avx2", LIKWID_TESTS) == ["load_avx"]
+    assert t("write", "avx512", LIKWID_TESTS) == []  # no likwid counterpart compared
     # cached-store kernels never against likwid's non-temporal tests, nor the other way round
-    for k, _, t in p:
-        assert k.endswith("_nt") == ("_mem" in t), (k, t)
+    for k in bvl.KERNELS:
+        for x in t(k, "avx512", LIKWID_TESTS):
+            assert k.endswith("_nt") == ("_mem" in x), (k, x)
     # a likwid-bench without the AVX-512 tests: the next widest, then the scalar non-temporal test
     have = LIKWID_TESTS - {"copy_mem_avx512", "stream_mem_avx512", "copy_avx512", "stream_avx512"}
-    p = bvl.pairs_for("avx512", have)
-    assert ("copy_nt", "avx512", "copy_mem_avx") in p and ("triad_nt", "avx512", "stream_mem_avx") in p
-    p = bvl.pairs_for("sse2", {"copy", "copy_mem", "stream", "stream_mem"})
-    assert ("copy_nt", "sse2", "copy_mem") in p and ("triad_nt", "sse2", "stream_mem") in p
-    assert not [x for x in p if x[0] == "read"]  # no load_avx512 / load_avx: no read pair
+    assert t("copy_nt", "avx512", have) == ["copy_mem_avx"] and t("triad_nt", "avx512", have) == ["stream_mem_avx"]
+    have = {"copy", "copy_mem", "stream", "stream_mem"}
+    assert t("copy_nt", "sse2", have) == ["copy_mem"] and t("triad_nt", "sse2", have) == ["stream_mem"]
+    assert t("read", "sse2", have) == []  # no load test: no read pair
+
+
+def test_best_isa_per_point():
+    pts = {("copy", "sse2", 100, 1): (35e9, "memory"), ("copy", "avx512", 100, 1): (29e9, "memory"),
+           ("read", "sse2", 100, 1): (30e9, "memory"), ("read", "avx512", 100, 1): (32e9, "memory"),
+           ("read", "avx512", 200, 2): (31e9, "memory")}
+    b = bvl.best_isa(pts)
+    assert b[("copy", 100, 1)] == (35e9, "memory", "sse2")
+    assert b[("read", 100, 1)] == (32e9, "memory", "avx512")
+    assert b[("read", 200, 2)] == (31e9, "memory", "avx512")
 
 
 def rec(kernel, total, level, series="sweep", threads=1, median=1e9):
@@ -54,7 +67,8 @@ def test_points_middle_size_per_level():
 
 def test_bad_arguments_one_line_each():
     for args, want in ((["--repeat", "0"], "--repeat 0: at least 1"), (["--levels", "L4"], "--levels L4: unknown level L4"),
-                       (["--exe", "/nonexistent"], "/nonexistent: not an executable")):
+                       (["--exe", "/nonexistent"], "/nonexistent: not an executable"),
+                       (["--kernels", "write"], "--kernels write: unknown kernel write")):
         p = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True, cwd=ROOT)
         if "likwid-bench not found" in p.stderr:
             return  # the checks come after the likwid-bench check

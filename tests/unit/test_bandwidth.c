@@ -130,12 +130,12 @@ static void test_counts_and_sizes(void **state)
     assert_string_equal(bw_level(MiB(32), KiB(32), KiB(256), MiB(8)), "memory");
     assert_string_equal(bw_level(GiB(1), KiB(32), KiB(256), MiB(8)), "memory");
 
-    /* the sweep measures copy_nt and triad_nt beyond the LLC only, every other kernel at every level */
+    /* the sweep measures copy_nt and triad_nt at the memory level only, every other kernel at every level */
     for (enum bw_kernel k = 0; k < BW_KERNEL_COUNT; k++) {
-        bool nt_only_big = k == BW_COPY_NT || k == BW_TRIAD_NT;
-        assert_true(bw_sweep_measures(k, "L1") == !nt_only_big);
-        assert_true(bw_sweep_measures(k, "L3") == !nt_only_big);
-        assert_true(bw_sweep_measures(k, "llc_to_memory"));
+        bool nt_only_memory = k == BW_COPY_NT || k == BW_TRIAD_NT;
+        assert_true(bw_sweep_measures(k, "L1") == !nt_only_memory);
+        assert_true(bw_sweep_measures(k, "L3") == !nt_only_memory);
+        assert_true(bw_sweep_measures(k, "llc_to_memory") == !nt_only_memory);
         assert_true(bw_sweep_measures(k, "memory"));
     }
     assert_true(bw_sweep_measures(BW_WRITE_NT, "L1")); /* write_nt keeps its every-size row */
@@ -487,23 +487,26 @@ static void test_bench_full_interleaved_and_chunked(void **state)
     }
     assert_true(inter > 0 && whole > 0 && chunked > 0);
     assert_non_null(fake_find("bandwidth", "\"series\":\"scaling_package\",\"kernel\":\"triad\"", 1));
-    /* copy_nt and triad_nt: in the sweep beyond the LLC only, in the scaling series at 1 and 2 threads */
-    size_t nt_sweep = 0, nt_scaling = 0;
+    /* copy_nt and triad_nt: in the sweep at the memory level only, in the scaling series at 1 and 2 threads */
+    size_t nt_sweep = 0, nt_scaling = 0, copy_memory = 0;
     for (size_t i = 0; i < FAKE.nrec; i++) {
         const char *r = FAKE.rec[i];
+        copy_memory += !strncmp(r, "{\"type\":\"bandwidth\",", 20) && strstr(r, "\"series\":\"sweep\",\"kernel\":\"copy\",") &&
+                       strstr(r, "\"level\":\"memory\"");
         if (strncmp(r, "{\"type\":\"bandwidth\",", 20) ||
             (!strstr(r, "\"kernel\":\"copy_nt\"") && !strstr(r, "\"kernel\":\"triad_nt\"")))
             continue;
         assert_non_null(strstr(r, "\"stores\":\"non_temporal\""));
         if (strstr(r, "\"series\":\"sweep\"")) {
-            assert_true(strstr(r, "\"level\":\"memory\"") || strstr(r, "\"level\":\"llc_to_memory\""));
+            assert_non_null(strstr(r, "\"level\":\"memory\""));
             nt_sweep++;
         } else {
             assert_non_null(strstr(r, "\"series\":\"scaling_package\""));
             nt_scaling++;
         }
     }
-    assert_true(nt_sweep >= 2);
+    assert_true(copy_memory > 0);
+    assert_int_equal(nt_sweep, 2 * copy_memory); /* copy_nt and triad_nt at every memory-level size of copy */
     assert_int_equal(nt_scaling, 4); /* 2 kernels x 1, 2 threads */
     size_t nm, nb;
     check_levels_and_best(MiB(2), &nm, &nb); /* the peak's best may be an _nt point: the fastest memory one */
