@@ -164,6 +164,13 @@ const char *bw_level(uint64_t ws, uint64_t l1, uint64_t l2, uint64_t llc)
     return BW_LEVEL_MEMORY;
 }
 
+bool bw_sweep_measures(enum bw_kernel k, const char *level)
+{
+    if (k != BW_COPY_NT && k != BW_TRIAD_NT)
+        return (unsigned)k < BW_KERNEL_COUNT;
+    return level && !strcmp(level, BW_LEVEL_MEMORY);
+}
+
 void bw_best_offer(struct bw_best *b, const char *level, double bytes_per_s, const char *series, const char *kernel,
                    size_t threads, size_t packages)
 {
@@ -350,6 +357,7 @@ static struct json *rec_point(const struct bw_point *p)
     json_kv_str(j, "series", p->series);
     json_kv_str(j, "kernel", bw_kernel_name(p->k));
     json_kv_str(j, "isa", bw_isa_name(p->isa));
+    json_kv_str(j, "stores", bw_kernel_nt(p->k) ? "non_temporal" : "cached");
     json_kv_uint(j, "bytes", p->ws);
     json_kv_uint(j, "bytes_per_array", p->per_array);
     json_kv_uint(j, "bytes_total", p->ws_total);
@@ -619,6 +627,7 @@ struct bw_spt {
     enum bw_isa isa;
     uint64_t ws;      /* requested working set */
     bool ok, whole;   /* measured; all its replicates in the first pass */
+    bool skip;        /* not measured at this size (bw_sweep_measures) */
     size_t got;       /* replicates measured */
     uint64_t iters;   /* units per sample (the last replicate's) */
     int unc;          /* index into the uncore results, -1: none */
@@ -748,7 +757,9 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
     for (size_t i = 0, q = 0; i < C.n_isa; i++)
         for (size_t s = 0; s < ns; s++)
             for (unsigned k = 0; k < BW_KERNEL_COUNT; k++, q++)
-                pts[q] = (struct bw_spt){.k = (enum bw_kernel)k, .isa = C.isa[i], .ws = sizes[s], .unc = -1};
+                pts[q] = (struct bw_spt){.k = (enum bw_kernel)k, .isa = C.isa[i], .ws = sizes[s], .unc = -1,
+                                         .skip = !bw_sweep_measures((enum bw_kernel)k,
+                                                                    bw_level(sizes[s], C.l1, C.l2, C.llc))};
     /* Pass 0 measures every point (a whole point: all its replicates); passes 1..R-1 one more replicate of
      * each interleaved point. */
     uint64_t share = C.po.budget_tsc / BW_INTERLEAVE_SHARE;
@@ -756,7 +767,7 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
         for (size_t q = 0; q < np; q++) {
             struct bw_spt *pt = &pts[q];
             struct bw_loop l;
-            if ((rep && (!pt->ok || pt->whole)) || sweep_loop(t, pt, &l) != 0)
+            if (pt->skip || (rep && (!pt->ok || pt->whole)) || sweep_loop(t, pt, &l) != 0)
                 continue;
             struct meas_result *r = &reps[q * of + pt->got];
             if (rep) {
@@ -798,6 +809,10 @@ static void sweep(struct bw_tbuf *t, uint64_t dram_ws, int node_from)
             line_add(&line, "    %-11s %-13s", size_text(sizes[s], txt, sizeof(txt)),
                      bw_level(sizes[s], C.l1, C.l2, C.llc));
             for (unsigned k = 0; k < BW_KERNEL_COUNT; k++, q++) {
+                if (pts[q].skip) { /* not measured at this level (bw_sweep_measures) */
+                    line_add(&line, " %9s", "");
+                    continue;
+                }
                 double v = sweep_emit(t, &pts[q], &reps[q * of], of, pts[q].unc >= 0 ? &unc[pts[q].unc] : NULL,
                                       node_from);
                 if (v > 0)
@@ -1121,7 +1136,10 @@ static size_t alloc_series(const uint32_t *order, size_t n, int node, uint64_t f
 }
 
 static const enum bw_kernel quick_kernels[] = {BW_READ, BW_TRIAD};
-static const enum bw_kernel full_kernels[] = {BW_READ, BW_WRITE, BW_WRITE_NT, BW_COPY, BW_TRIAD};
+static const enum bw_kernel full_kernels[] = {BW_READ,  BW_WRITE,   BW_WRITE_NT, BW_COPY,
+                                              BW_TRIAD, BW_COPY_NT, BW_TRIAD_NT};
+/* The NUMA matrix (nodes x nodes points of every kernel) keeps the cached-store kernels and write_nt. */
+static const enum bw_kernel numa_kernels[] = {BW_READ, BW_WRITE, BW_WRITE_NT, BW_COPY, BW_TRIAD};
 
 static void scaling(size_t ncpu, bool package_only, uint64_t floor)
 {
@@ -1175,8 +1193,8 @@ static void scaling(size_t ncpu, bool package_only, uint64_t floor)
 static void numa_matrix(size_t ncpu, uint64_t floor)
 {
     uint32_t nodes = plat_node_count();
-    const enum bw_kernel *ks = C.quick ? quick_kernels : full_kernels;
-    size_t nk = C.quick ? ARRAY_SIZE(quick_kernels) : ARRAY_SIZE(full_kernels);
+    const enum bw_kernel *ks = C.quick ? quick_kernels : numa_kernels;
+    size_t nk = C.quick ? ARRAY_SIZE(quick_kernels) : ARRAY_SIZE(numa_kernels);
     enum bw_isa isa = C.isa[C.n_isa - 1];
     plat_printf("  NUMA node pairs (%s; all cores of node i, memory on node j), GB/s:\n", bw_isa_name(isa));
     for (uint32_t i = 0; i < nodes; i++) {

@@ -4,8 +4,10 @@
 
 #include "kernel/klib.h"
 #include "bench/platform.h"
+#include "bench/bw_kernels.h"
 
-#define BANDWIDTH_WHAT "streaming bandwidth: read/write/write_nt/copy/triad (SSE2 + widest ISA), L1 -> DRAM sweep, " \
+#define BANDWIDTH_WHAT "streaming bandwidth: read/write/copy/triad, cached and non-temporal stores (SSE2 + widest ISA), " \
+                       "L1 -> DRAM sweep, " \
                        "core and socket scaling, NUMA node pairs, uncore check, SMBIOS peak"
 
 /* Emits `bandwidth` records (series sweep, scaling_package, scaling_all, numa), one `bandwidth_peak`
@@ -61,6 +63,14 @@ size_t bw_llc_min_threads(const uint32_t *apic_ids, size_t n, uint32_t shared_by
 #define BW_LEVEL_LLC_TO_MEMORY "llc_to_memory"
 #define BW_LEVEL_MEMORY "memory"
 const char *bw_level(uint64_t ws, uint64_t l1, uint64_t l2, uint64_t llc);
+
+/* Whether the sweep measures kernel k at a working set of this level (bw_level): every kernel at every level,
+ * but copy_nt and triad_nt at the memory level only. Their stores go around the caches whatever the working
+ * set, so in a cache they time the memory's write path, not the cache (write_nt shows that curve at every
+ * size); at the memory level they are what STREAM's memcpy Copy and likwid-bench's copy_mem/stream_mem
+ * measure. Not at "llc_to_memory" either: on a 16-core server with a 300 MiB L3 those four sizes would add
+ * 16 points of 0.1 s. The scaling series measure them at every thread count (memory-level working sets). */
+bool bw_sweep_measures(enum bw_kernel k, const char *level);
 
 /* The run's best memory-level figure, for the comparison with the SMBIOS peak: bw_best_offer keeps a point
  * only when its level is "memory" (>= 4x the LLC) and it is faster than the best so far; "llc_to_memory" and

@@ -18,7 +18,8 @@ typedef uint64_t v8u __attribute__((vector_size(64)));
  * One template per ISA. U vectors of each array per loop iteration make BW_GRANULE bytes; the read kernel
  * keeps U independent accumulators so the 1-cycle integer adds never limit an L1-resident pass.
  * NT is the non-temporal store mnemonic (MOVNTPD / VMOVNTPD, SDM Vol. 2B): it writes around the caches
- * through the write-combining buffers, so no RFO; SFENCE drains them at the end of each pass.
+ * through the write-combining buffers, so no RFO; SFENCE drains them at the end of each pass. write_nt,
+ * copy_nt and triad_nt are write, copy and triad with every store non-temporal (the loads and the FMA the same).
  */
 #define BW_TEMPLATE(SFX, TGT, VD, VU, U, NT)                                                                  \
     TGT static uint64_t read_##SFX(const struct bw_arrays *x, uint64_t passes)                              \
@@ -93,6 +94,35 @@ typedef uint64_t v8u __attribute__((vector_size(64)));
             timing_barrier();                                                                                 \
         }                                                                                                     \
         return 0;                                                                                             \
+    }                                                                                                         \
+    TGT static uint64_t copy_nt_##SFX(const struct bw_arrays *x, uint64_t passes)                           \
+    {                                                                                                         \
+        const size_t n = x->n; /* a local: the asm stores could alias *x for all GCC knows */                 \
+        for (uint64_t p = 0; p < passes; p++) {                                                               \
+            const VD *a = (const VD *)x->a;                                                                   \
+            VD *c = (VD *)x->c;                                                                               \
+            for (size_t i = 0; i < n; i += U * sizeof(VD) / 8, a += U, c += U) {                              \
+                _Pragma("GCC unroll 16") for (unsigned j = 0; j < U; j++)                                     \
+                    __asm__ volatile(NT " %1, %0" : "=m"(c[j]) : "v"(a[j]));                                  \
+            }                                                                                                 \
+            __asm__ volatile("sfence" ::: "memory");                                                          \
+        }                                                                                                     \
+        return 0;                                                                                             \
+    }                                                                                                         \
+    TGT static uint64_t triad_nt_##SFX(const struct bw_arrays *x, uint64_t passes)                          \
+    {                                                                                                         \
+        const size_t n = x->n; /* a local: the asm stores could alias *x for all GCC knows */                 \
+        const VD q = (VD){0} + x->q;                                                                          \
+        for (uint64_t p = 0; p < passes; p++) {                                                               \
+            VD *a = (VD *)x->a;                                                                               \
+            const VD *b = (const VD *)x->b, *c = (const VD *)x->c;                                            \
+            for (size_t i = 0; i < n; i += U * sizeof(VD) / 8, a += U, b += U, c += U) {                      \
+                _Pragma("GCC unroll 16") for (unsigned j = 0; j < U; j++)                                     \
+                    __asm__ volatile(NT " %1, %0" : "=m"(a[j]) : "v"(b[j] + q * c[j]));                       \
+            }                                                                                                 \
+            __asm__ volatile("sfence" ::: "memory");                                                          \
+        }                                                                                                     \
+        return 0;                                                                                             \
     }
 
 #define BW_NO_TARGET
@@ -104,13 +134,16 @@ _Static_assert(16 * 16 == BW_GRANULE && 8 * 32 == BW_GRANULE && 4 * 64 == BW_GRA
                "each ISA's loop body covers one granule");
 
 static const bw_fn bw_table[BW_ISA_COUNT][BW_KERNEL_COUNT] = {
-    [BW_ISA_SSE2] = {read_sse2, write_sse2, write_nt_sse2, copy_sse2, triad_sse2},
-    [BW_ISA_AVX2] = {read_avx2, write_avx2, write_nt_avx2, copy_avx2, triad_avx2},
-    [BW_ISA_AVX512] = {read_avx512, write_avx512, write_nt_avx512, copy_avx512, triad_avx512},
+    [BW_ISA_SSE2] = {read_sse2, write_sse2, write_nt_sse2, copy_sse2, triad_sse2, copy_nt_sse2, triad_nt_sse2},
+    [BW_ISA_AVX2] = {read_avx2, write_avx2, write_nt_avx2, copy_avx2, triad_avx2, copy_nt_avx2, triad_nt_avx2},
+    [BW_ISA_AVX512] = {read_avx512, write_avx512, write_nt_avx512, copy_avx512, triad_avx512, copy_nt_avx512,
+                       triad_nt_avx512},
 };
 
-static const char *const kernel_names[BW_KERNEL_COUNT] = {"read", "write", "write_nt", "copy", "triad"};
-static const unsigned kernel_arrays[BW_KERNEL_COUNT] = {BW_A, BW_A, BW_A, BW_A | BW_C, BW_A | BW_B | BW_C};
+static const char *const kernel_names[BW_KERNEL_COUNT] = {"read",  "write",   "write_nt", "copy",
+                                                          "triad", "copy_nt", "triad_nt"};
+static const unsigned kernel_arrays[BW_KERNEL_COUNT] = {BW_A, BW_A, BW_A, BW_A | BW_C, BW_A | BW_B | BW_C,
+                                                        BW_A | BW_C, BW_A | BW_B | BW_C};
 static const char *const isa_names[BW_ISA_COUNT] = {"sse2", "avx2", "avx512"};
 
 const char *bw_kernel_name(enum bw_kernel k) { return (unsigned)k < BW_KERNEL_COUNT ? kernel_names[k] : "?"; }
@@ -123,6 +156,8 @@ int bw_kernel_from_name(const char *name)
             return (int)k;
     return -1;
 }
+
+bool bw_kernel_nt(enum bw_kernel k) { return k == BW_WRITE_NT || k == BW_COPY_NT || k == BW_TRIAD_NT; }
 
 unsigned bw_kernel_arrays(enum bw_kernel k) { return (unsigned)k < BW_KERNEL_COUNT ? kernel_arrays[k] : 0; }
 

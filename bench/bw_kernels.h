@@ -1,4 +1,4 @@
-/* bw_kernels.h - STREAM-style streaming kernels (read, write, write_nt, copy, triad) per vector ISA, picked at run time. */
+/* bw_kernels.h - STREAM-style streaming kernels (read, write, copy, triad; write, copy and triad also with non-temporal stores) per vector ISA, picked at run time. */
 #ifndef PMB_BENCH_BW_KERNELS_H
 #define PMB_BENCH_BW_KERNELS_H
 
@@ -12,11 +12,16 @@
  *   write_nt  a[i] = q             with non-temporal stores (MOVNTPD), SFENCE after each pass
  *   copy      c[i] = a[i]          (STREAM "Copy")
  *   triad     a[i] = b[i] + q*c[i] (STREAM "Triad"; the AVX-512 build may fuse it into one FMA)
+ *   copy_nt   c[i] = a[i]          with non-temporal stores, SFENCE after each pass
+ *   triad_nt  a[i] = b[i] + q*c[i] with non-temporal stores, SFENCE after each pass
  * Bytes per pass follow STREAM's convention: every array element read or written counts once, the
  * write-allocate (RFO) read of a cached store does not. So write/copy/triad at DRAM sizes move about
- * 2x / 1.5x / 1.33x the counted bytes over the bus (an uncore count sees that; docs/bandwidth-branch-penalty.md).
+ * 2x / 1.5x / 1.33x the counted bytes over the bus (an uncore count sees that; docs/bandwidth-branch-penalty.md);
+ * the _nt kernels store around the caches, with no write-allocate read, and move what they count (what
+ * McCalpin's STREAM Copy does where the compiler turns it into a memcpy that uses non-temporal stores, and
+ * likwid-bench's copy_mem / stream_mem).
  */
-enum bw_kernel { BW_READ, BW_WRITE, BW_WRITE_NT, BW_COPY, BW_TRIAD, BW_KERNEL_COUNT };
+enum bw_kernel { BW_READ, BW_WRITE, BW_WRITE_NT, BW_COPY, BW_TRIAD, BW_COPY_NT, BW_TRIAD_NT, BW_KERNEL_COUNT };
 
 /* Vector width of the loads and stores: SSE2 (128-bit, the x86-64 and Nehalem baseline), AVX2 (256-bit),
  * AVX-512F (512-bit). Each ISA's kernels are compiled with __attribute__((target(...))) and only called
@@ -42,11 +47,12 @@ struct bw_arrays {
  * for the others. Nothing is checked: the caller passes arrays valid for bw_kernel_check. */
 typedef uint64_t (*bw_fn)(const struct bw_arrays *x, uint64_t passes);
 
-const char *bw_kernel_name(enum bw_kernel k); /* "read" ... "triad"; "?" out of range */
+const char *bw_kernel_name(enum bw_kernel k); /* "read" ... "triad_nt"; "?" out of range */
 const char *bw_isa_name(enum bw_isa isa);     /* "sse2", "avx2", "avx512"; "?" out of range */
 /* Name -> enum, -1 when unknown. */
 int bw_kernel_from_name(const char *name);
 unsigned bw_kernel_arrays(enum bw_kernel k);  /* BW_A | ... ; 0 out of range */
+bool bw_kernel_nt(enum bw_kernel k);          /* its stores are non-temporal (write_nt, copy_nt, triad_nt) */
 /* Bytes one pass counts (STREAM convention): 8n per array the kernel touches. 0 out of range. */
 uint64_t bw_kernel_bytes(enum bw_kernel k, size_t n);
 /* Largest element count n <= bytes_per_array / 8 that the kernels accept (a multiple of BW_GRANULE / 8). */

@@ -5,7 +5,9 @@ import math
 
 from conftest import boot
 
-KERNELS = {"read", "write", "write_nt", "copy", "triad"}
+EVERY_SIZE = {"read", "write", "write_nt", "copy", "triad"}  # the sweep measures these at every size
+NT_MEMORY = {"copy_nt", "triad_nt"}  # and these at the memory level only (bw_sweep_measures)
+KERNELS = EVERY_SIZE | NT_MEMORY
 BW_KEYS = ("kernel", "isa", "bytes", "bytes_per_array", "threads", "node_from", "node_to", "unit", "median", "spread",
            "min", "p10", "p90", "max", "n", "series", "level", "bytes_per_llc", "llc_bytes", "placement", "method",
            "page_bytes")
@@ -57,14 +59,25 @@ def test_bandwidth_nehalem_two_cpus():
     # every kernel at every size, from L1 to memory
     sizes = sorted({r["bytes"] for r in sweep if r["kernel"] == "read"})
     assert len(sizes) >= 4
-    for k in KERNELS:
+    for k in EVERY_SIZE:
         assert len([r for r in sweep if r["kernel"] == k]) == len(sizes)
+    # copy_nt and triad_nt at the memory-level sizes alone, with non-temporal stores, counted like their siblings
+    for k in NT_MEMORY:
+        nt = [r for r in sweep if r["kernel"] == k]
+        assert nt and {r["level"] for r in nt} == {"memory"}
+        assert len(nt) == len([r for r in sweep if r["kernel"] == k[:-3] and r["level"] == "memory"])
+        assert all(r["stores"] == "non_temporal" for r in nt)
+    assert all(r["stores"] == "cached" for r in sweep if r["kernel"] in ("read", "write", "copy", "triad"))
     levels = {r["level"] for r in sweep}
     assert {"L1", "memory"} <= levels
     # STREAM byte counting: triad counts 3 arrays, copy 2
     t = next(r for r in sweep if r["kernel"] == "triad")
     assert t["bytes"] == 3 * t["bytes_per_array"]
     c = next(r for r in sweep if r["kernel"] == "copy")
+    assert c["bytes"] == 2 * c["bytes_per_array"]
+    t = next(r for r in sweep if r["kernel"] == "triad_nt")
+    assert t["bytes"] == 3 * t["bytes_per_array"]
+    c = next(r for r in sweep if r["kernel"] == "copy_nt")
     assert c["bytes"] == 2 * c["bytes_per_array"]
     # memory-level points carry the uncore cross-check: unavailable under TCG, with the reason
     for r in sweep:

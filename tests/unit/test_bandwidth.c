@@ -130,6 +130,18 @@ static void test_counts_and_sizes(void **state)
     assert_string_equal(bw_level(MiB(32), KiB(32), KiB(256), MiB(8)), "memory");
     assert_string_equal(bw_level(GiB(1), KiB(32), KiB(256), MiB(8)), "memory");
 
+    /* the sweep measures copy_nt and triad_nt at the memory level only, every other kernel at every level */
+    for (enum bw_kernel k = 0; k < BW_KERNEL_COUNT; k++) {
+        bool nt_only_memory = k == BW_COPY_NT || k == BW_TRIAD_NT;
+        assert_true(bw_sweep_measures(k, "L1") == !nt_only_memory);
+        assert_true(bw_sweep_measures(k, "L3") == !nt_only_memory);
+        assert_true(bw_sweep_measures(k, "llc_to_memory") == !nt_only_memory);
+        assert_true(bw_sweep_measures(k, "memory"));
+    }
+    assert_true(bw_sweep_measures(BW_WRITE_NT, "L1")); /* write_nt keeps its every-size row */
+    assert_false(bw_sweep_measures(BW_KERNEL_COUNT, "memory"));
+    assert_false(bw_sweep_measures(BW_COPY_NT, NULL));
+
     /* the best memory-level figure ignores everything below 4x the LLC, however fast */
     struct bw_best b = {0};
     bw_best_offer(&b, "L1", 400e9, "sweep", "read", 1, 1);
@@ -142,6 +154,10 @@ static void test_counts_and_sizes(void **state)
     assert_true(b.bytes_per_s == 30e9);
     assert_string_equal(b.series, "scaling_package");
     assert_true(b.threads == 2 && b.packages == 1);
+    /* a non-temporal kernel's point is a memory-level figure like any other */
+    bw_best_offer(&b, "memory", 34e9, "scaling_package", "triad_nt", 2, 1);
+    assert_true(b.bytes_per_s == 34e9);
+    assert_string_equal(b.kernel, "triad_nt");
 
     uint64_t bytes[3] = {1000, 1000, 2000}, ticks[3] = {100, 200, 50};
     assert_true(bw_aggregate(bytes, ticks, 3, 1000) == 4000.0 * 1000 / 200); /* the slowest thread's time */
@@ -271,9 +287,21 @@ static void test_bench_one_cpu(void **state)
     size_t n;
     check_bandwidth_records(&n);
     size_t isas = FAKE.cpu.feat.avx2 ? 2 : 1;
-    /* quick sweep: 4 sizes x 5 kernels per ISA; no scaling with one CPU */
-    assert_int_equal(n, 4 * 5 * isas);
+    /* quick sweep: 4 sizes (L1, L2, L3, memory) x 5 kernels per ISA, and copy_nt, triad_nt at the memory size
+     * alone; no scaling with one CPU */
+    assert_int_equal(n, (4 * 5 + 2) * isas);
     assert_non_null(fake_find("bandwidth", "\"kernel\":\"write_nt\",\"isa\":\"sse2\"", 0));
+    for (int i = 0; i < 2; i++) {
+        const char *nt = fake_find("bandwidth", i ? "\"kernel\":\"triad_nt\"" : "\"kernel\":\"copy_nt\"", 0);
+        assert_non_null(nt);
+        assert_non_null(strstr(nt, "\"level\":\"memory\""));
+        assert_non_null(strstr(nt, "\"stores\":\"non_temporal\""));
+        assert_null(fake_find("bandwidth", i ? "\"kernel\":\"triad_nt\"" : "\"kernel\":\"copy_nt\"", isas));
+        /* STREAM bytes like the cached siblings: 2 and 3 arrays */
+        assert_true(num(nt, "bytes") == (i ? 3 : 2) * num(nt, "bytes_per_array"));
+    }
+    assert_non_null(strstr(fake_find("bandwidth", "\"kernel\":\"triad\"", 0), "\"stores\":\"cached\""));
+    assert_non_null(strstr(fake_find("bandwidth", "\"kernel\":\"write_nt\"", 0), "\"stores\":\"non_temporal\""));
     if (isas == 2)
         assert_non_null(fake_find("bandwidth", "\"kernel\":\"triad\",\"isa\":\"avx2\"", 0));
     assert_null(fake_find("bandwidth", "\"series\":\"scaling_package\"", 0));
@@ -292,7 +320,7 @@ static void test_bench_one_cpu(void **state)
     assert_null(strstr(p, "\"achieved_bytes_per_s\":null"));
     size_t nm, nb;
     check_levels_and_best(MiB(2), &nm, &nb);
-    assert_int_equal(nm, 5 * isas); /* the quick sweep's top: 16 MiB >= 4 x 2 MiB, every kernel */
+    assert_int_equal(nm, 7 * isas); /* the quick sweep's top: 16 MiB >= 4 x 2 MiB, every kernel */
     assert_int_equal(FAKE.live_allocs, 0);
 }
 
@@ -459,6 +487,29 @@ static void test_bench_full_interleaved_and_chunked(void **state)
     }
     assert_true(inter > 0 && whole > 0 && chunked > 0);
     assert_non_null(fake_find("bandwidth", "\"series\":\"scaling_package\",\"kernel\":\"triad\"", 1));
+    /* copy_nt and triad_nt: in the sweep at the memory level only, in the scaling series at 1 and 2 threads */
+    size_t nt_sweep = 0, nt_scaling = 0, copy_memory = 0;
+    for (size_t i = 0; i < FAKE.nrec; i++) {
+        const char *r = FAKE.rec[i];
+        copy_memory += !strncmp(r, "{\"type\":\"bandwidth\",", 20) && strstr(r, "\"series\":\"sweep\",\"kernel\":\"copy\",") &&
+                       strstr(r, "\"level\":\"memory\"");
+        if (strncmp(r, "{\"type\":\"bandwidth\",", 20) ||
+            (!strstr(r, "\"kernel\":\"copy_nt\"") && !strstr(r, "\"kernel\":\"triad_nt\"")))
+            continue;
+        assert_non_null(strstr(r, "\"stores\":\"non_temporal\""));
+        if (strstr(r, "\"series\":\"sweep\"")) {
+            assert_non_null(strstr(r, "\"level\":\"memory\""));
+            nt_sweep++;
+        } else {
+            assert_non_null(strstr(r, "\"series\":\"scaling_package\""));
+            nt_scaling++;
+        }
+    }
+    assert_true(copy_memory > 0);
+    assert_int_equal(nt_sweep, 2 * copy_memory); /* copy_nt and triad_nt at every memory-level size of copy */
+    assert_int_equal(nt_scaling, 4); /* 2 kernels x 1, 2 threads */
+    size_t nm, nb;
+    check_levels_and_best(MiB(2), &nm, &nb); /* the peak's best may be an _nt point: the fastest memory one */
     assert_int_equal(FAKE.live_allocs, 0);
 }
 

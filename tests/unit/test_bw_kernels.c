@@ -101,6 +101,25 @@ static void test_kernels_compute_stream_results(void **state)
             assert_true(r.a[i] == 11.0);
         assert_true(r.b[5] == 10.0);
 
+        /* copy_nt: c = a with non-temporal stores, the same result as copy; a untouched */
+        for (size_t i = 0; i < N; i++)
+            r.a[i] = 4.0 * (double)i - 1.5, r.c[i] = -1.0;
+        assert_true(bw_kernel_fn(BW_COPY_NT, (enum bw_isa)isa)(&x, 2) == 0);
+        for (size_t i = 0; i < N; i++)
+            assert_true(r.c[i] == 4.0 * (double)i - 1.5 && r.a[i] == 4.0 * (double)i - 1.5);
+
+        /* triad_nt: a = b + q c with non-temporal stores, b and c untouched; again after a second pass */
+        x.q = 3.0;
+        for (size_t i = 0; i < N; i++)
+            r.a[i] = -1.0, r.c[i] = (double)(i % 9) - 4.0;
+        assert_true(bw_kernel_fn(BW_TRIAD_NT, (enum bw_isa)isa)(&x, 1) == 0);
+        for (size_t i = 0; i < N; i++)
+            assert_true(r.a[i] == 2.0 * (double)i + 3.0 * ((double)(i % 9) - 4.0));
+        bw_kernel_fn(BW_TRIAD_NT, (enum bw_isa)isa)(&x, 3);
+        for (size_t i = 0; i < N; i++)
+            assert_true(r.a[i] == 2.0 * (double)i + 3.0 * ((double)(i % 9) - 4.0) && r.b[i] == 2.0 * (double)i &&
+                        r.c[i] == (double)(i % 9) - 4.0);
+
         /* A kernel touches n elements, not one more: a guard after the array stays. */
         double *g = aligned_alloc(64, (N + 32) * 8);
         for (size_t i = 0; i < N + 32; i++)
@@ -110,6 +129,17 @@ static void test_kernels_compute_stream_results(void **state)
         bw_kernel_fn(BW_WRITE_NT, (enum bw_isa)isa)(&y, 1);
         assert_true(g[N - 33] == 5.0);
         assert_true(g[N - 32] == 1.0);
+        /* ...nor do copy_nt and triad_nt past their destination (c, a) */
+        double *h = aligned_alloc(64, (N + 32) * 8), *k = aligned_alloc(64, (N + 32) * 8);
+        for (size_t i = 0; i < N + 32; i++)
+            g[i] = 1.0, h[i] = 2.0, k[i] = 4.0;
+        struct bw_arrays z = {g, h, k, N - 32, 0.5}; /* copy_nt: k = g; triad_nt: g = h + 0.5 k */
+        bw_kernel_fn(BW_COPY_NT, (enum bw_isa)isa)(&z, 1);
+        assert_true(k[N - 33] == 1.0 && k[N - 32] == 4.0);
+        bw_kernel_fn(BW_TRIAD_NT, (enum bw_isa)isa)(&z, 1);
+        assert_true(g[N - 33] == 2.5 && g[N - 32] == 1.0);
+        free(h);
+        free(k);
         free(g);
         free3(&r);
     }
@@ -123,6 +153,18 @@ static void test_bytes_names_and_checks(void **state)
     assert_true(bw_kernel_bytes(BW_WRITE_NT, 32) == 256);
     assert_true(bw_kernel_bytes(BW_COPY, 32) == 512);
     assert_true(bw_kernel_bytes(BW_TRIAD, 32) == 768);
+    /* the _nt kernels count what their cached siblings count (STREAM bytes) */
+    assert_true(bw_kernel_bytes(BW_COPY_NT, 32) == bw_kernel_bytes(BW_COPY, 32));
+    assert_true(bw_kernel_bytes(BW_TRIAD_NT, 32) == bw_kernel_bytes(BW_TRIAD, 32));
+    assert_true(bw_kernel_bytes(BW_COPY_NT, 32) == 512 && bw_kernel_bytes(BW_TRIAD_NT, 32) == 768);
+    assert_true(bw_kernel_arrays(BW_COPY_NT) == (BW_A | BW_C) && bw_kernel_arrays(BW_TRIAD_NT) == (BW_A | BW_B | BW_C));
+    assert_true(bw_kernel_nt(BW_WRITE_NT) && bw_kernel_nt(BW_COPY_NT) && bw_kernel_nt(BW_TRIAD_NT));
+    assert_false(bw_kernel_nt(BW_READ) || bw_kernel_nt(BW_WRITE) || bw_kernel_nt(BW_COPY) || bw_kernel_nt(BW_TRIAD) ||
+                 bw_kernel_nt(BW_KERNEL_COUNT));
+    assert_string_equal(bw_kernel_name(BW_COPY_NT), "copy_nt");
+    assert_string_equal(bw_kernel_name(BW_TRIAD_NT), "triad_nt");
+    assert_int_equal(bw_kernel_from_name("copy_nt"), BW_COPY_NT);
+    assert_int_equal(bw_kernel_from_name("triad_nt"), BW_TRIAD_NT);
     assert_true(bw_kernel_bytes(BW_KERNEL_COUNT, 32) == 0);
     assert_string_equal(bw_kernel_name(BW_WRITE_NT), "write_nt");
     assert_string_equal(bw_kernel_name((enum bw_kernel)99), "?");
