@@ -141,8 +141,6 @@ def main():
     a = ap.parse_args()
     if not shutil.which(LIKWID):
         sys.exit("bw_vs_likwid: likwid-bench not found; on Debian or Ubuntu: apt-get install likwid")
-    if not os.access(a.exe, os.X_OK):
-        sys.exit(f"bw_vs_likwid: {a.exe}: not an executable (make host-bench builds it)")
     if a.repeat < 1:
         sys.exit(f"bw_vs_likwid: --repeat {a.repeat}: at least 1")
     kernels = [k for k in a.kernels.split(",") if k]
@@ -156,6 +154,9 @@ def main():
                  f"known: {', '.join(LEVELS)}")
     if a.cpu is not None and a.cpu not in os.sched_getaffinity(0):
         sys.exit(f"bw_vs_likwid: --cpu {a.cpu}: not in this process's affinity {sorted(os.sched_getaffinity(0))}")
+    # the arguments first: a bad one is named whether or not the runner is built yet
+    if not os.access(a.exe, os.X_OK):
+        sys.exit(f"bw_vs_likwid: {a.exe}: not an executable (make host-bench builds it)")
     listing = subprocess.run([LIKWID, "-a"], capture_output=True, text=True).stdout
     have = {l.split(" - ")[0].strip() for l in listing.splitlines() if " - " in l}
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} CPUs)")
