@@ -223,45 +223,43 @@ void *chain_build(void *buf, const struct chain_params *p, void *scratch, size_t
     return start;
 }
 
-bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t bytes)
+/* The first `steps` links of a chain of n_elems from start (steps <= n_elems): every element inside
+ * [buf, buf + bytes) and pointer-aligned, none leading back to start before the n_elems-th, and, when the whole
+ * chain is walked (steps == n_elems), back at start after it. *h (when given) takes each element's offset into
+ * FNV-1a. chain_verify walks it whole; chain_digest the prefix it hashes. */
+static bool chain_walk(const void *start, size_t n_elems, size_t steps, const void *buf, size_t bytes,
+                       uint64_t *h)
 {
     const char *lo = buf;
     const void *p = start;
 
     if (!start || !buf || n_elems == 0 || bytes < sizeof(void *))
         return false;
-    for (size_t i = 1; i <= n_elems; i++) {
+    for (size_t i = 1; i <= steps; i++) {
         const char *c = p;
         if (c < lo || (size_t)(c - lo) > bytes - sizeof(void *) || (uintptr_t)c % sizeof(void *) != 0)
             return false;
+        if (h) {
+            uint64_t off = (uint64_t)(c - lo);
+            for (int b = 0; b < 8; b++)
+                *h = (*h ^ ((off >> (8 * b)) & 0xff)) * 0x100000001b3ull;
+        }
         p = *(const void *const *)p;
         if (p == start && i != n_elems)
             return false;
     }
-    return p == start;
+    return steps < n_elems || p == start;
+}
+
+bool chain_verify(const void *start, size_t n_elems, const void *buf, size_t bytes)
+{
+    return chain_walk(start, n_elems, n_elems, buf, bytes, NULL);
 }
 
 uint64_t chain_digest(const void *start, size_t n_elems, const void *buf, size_t bytes)
 {
-    const char *lo = buf;
-    const void *p = start;
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64-bit offset basis and prime */
-    size_t steps = MIN(n_elems, (size_t)CHAIN_DIGEST_LINKS);
-
-    if (!start || !buf || n_elems == 0 || bytes < sizeof(void *))
-        return 0;
-    for (size_t i = 1; i <= steps; i++) {
-        const char *c = p;
-        if (c < lo || (size_t)(c - lo) > bytes - sizeof(void *) || (uintptr_t)c % sizeof(void *) != 0)
-            return 0;
-        uint64_t off = (uint64_t)(c - lo);
-        for (int b = 0; b < 8; b++)
-            h = (h ^ ((off >> (8 * b)) & 0xff)) * 0x100000001b3ull;
-        p = *(const void *const *)p;
-        if (p == start && i != n_elems)
-            return 0;
-    }
-    if (n_elems <= CHAIN_DIGEST_LINKS && p != start)
+    if (!chain_walk(start, n_elems, MIN(n_elems, (size_t)CHAIN_DIGEST_LINKS), buf, bytes, &h))
         return 0;
     return h ? h : 1;
 }
