@@ -171,6 +171,20 @@ def bandwidth_vs_size(panels, cpuid_levels, subtitle=""):
     return _png(bandwidth_vs_size_figure(panels, cpuid_levels, subtitle))
 
 
+def _thinned_labels(xs, min_octaves=0.25):
+    """Labels for ticks at every x of a log2 axis, left empty where a label would sit closer than min_octaves to
+    the one before (9..16 threads otherwise print as one run of digits); the last x always keeps its label, taking
+    the place of a too-close one before it."""
+    import math
+    shown = []
+    for i, x in enumerate(xs):
+        if not shown or math.log2(x / xs[shown[-1]]) >= min_octaves:
+            shown.append(i)
+        elif i == len(xs) - 1:
+            shown[-1] = i
+    return [str(x) if i in shown else "" for i, x in enumerate(xs)]
+
+
 def scaling_figure(series, title="Bandwidth scaling vs threads"):
     """series: {label: [(threads, GB/s)]}: one line per kernel, threads on a log2 axis, GB/s from 0 so
     the ratio between thread counts reads off the axis."""
@@ -182,7 +196,7 @@ def scaling_figure(series, title="Bandwidth scaling vs threads"):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=4, label=str(label))
     if len(xs) > 1 and xs[0] > 0:
         ax.set_xscale("log", base=2)
-        ax.set_xticks(xs, [str(x) for x in xs])
+        ax.set_xticks(xs, _thinned_labels(xs))
         ax.set_xlim(xs[0] / 1.25, xs[-1] * 1.25)
     else:
         ax.set_xticks(xs, [str(x) for x in xs])

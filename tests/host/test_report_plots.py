@@ -4,6 +4,7 @@ every figure as a PNG file and inlined in the HTML only when the run has its dat
 the report beside the log."""
 import base64
 import io
+import math
 import os
 import re
 
@@ -657,3 +658,13 @@ def test_close_c2c_values_are_not_the_two_ends_of_the_colour_map(monkeypatch):
     assert sorted(t.get_text() for t in heat[0].texts) == ["25.9", "26.3"]
     lo, hi, cut_lo, cut_hi = plots.robust_range([10, 11, 12, 13, 200])     # one slow pair does not set the scale
     assert (lo, cut_lo, cut_hi) == (10, False, True) and hi == pytest.approx(12 + 4 * 1.4826)
+
+
+def test_thread_ticks_do_not_run_together():
+    # a tick at every thread count; labels a quarter octave apart at least, the first and the last always
+    labels = plots._thinned_labels(list(range(1, 17)))
+    shown = [i + 1 for i, l in enumerate(labels) if l]
+    assert len(labels) == 16 and shown[0] == 1 and shown[-1] == 16
+    assert all(math.log2(b / a) >= 0.25 for a, b in zip(shown, shown[1:-1]))
+    assert shown == [1, 2, 3, 4, 5, 6, 8, 10, 12, 16]
+    assert plots._thinned_labels([1, 2, 4, 8, 16]) == ["1", "2", "4", "8", "16"]
